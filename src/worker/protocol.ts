@@ -1,0 +1,140 @@
+// Everything that crosses the thread boundary between the main thread and a render worker.
+import type { MessagePort } from 'node:worker_threads';
+// Plain data only: structured clone strips prototypes, so results and errors are unions of
+// plain objects, and the main thread turns a failure into a PipelineError.
+
+/** Rendered auxiliary files, each keyed by its file name (no directories). */
+export interface AuxiliaryFiles {
+  readonly maps: Readonly<Record<string, string>>;
+  readonly files: Readonly<Record<string, string>>;
+  readonly certificates: Readonly<Record<string, string>>;
+}
+
+/** What the fleet is taken to run: the previous render's output that the next render may read. */
+export interface RenderBaseline {
+  readonly haproxyConfig?: string;
+  readonly auxiliaryFiles: AuxiliaryFiles;
+}
+
+export type FailurePhase = 'render' | 'validation' | 'auxiliary';
+
+/** A Kubernetes-shaped object as stored. Only `metadata.name` is required by the stores. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    [key: string]: unknown;
+  };
+  [key: string]: unknown;
+}
+
+/** One change in a store's change log. */
+export type StoreChange =
+  | { readonly op: 'upsert'; readonly store: string; readonly key: string; readonly object: KubeObject }
+  | { readonly op: 'delete'; readonly store: string; readonly key: string };
+
+/** Configuration of one store as a template set declares it. */
+export interface StoreDefinition {
+  readonly name: string;
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** Dotted paths into the object; `metadata.labels.kubernetes\.io/service-name` escapes dots. */
+  readonly indexBy: readonly string[];
+  readonly debounceMs?: number;
+}
+
+/** The delta or full snapshot that brings a replica to `toVersion`. */
+export type ReplicaSync =
+  | { readonly kind: 'delta'; readonly fromVersion: number; readonly toVersion: number; readonly changes: readonly StoreChange[] }
+  | {
+      readonly kind: 'full';
+      readonly toVersion: number;
+      readonly stores: Readonly<Record<string, readonly KubeObject[]>>;
+    };
+
+/** Answer of a replica to a sync: the version it now holds. `accepted: false` asks for a full sync. */
+export interface ReplicaSyncAck {
+  readonly accepted: boolean;
+  readonly version: number;
+}
+
+/** A template set in the form workers receive it: parsed, with its content hash. */
+export interface TemplateSetSource {
+  readonly hash: string;
+  readonly stores: readonly StoreDefinition[];
+  readonly snippets: Readonly<Record<string, string>>;
+  readonly haproxyConfig: string;
+  readonly maps: Readonly<Record<string, string>>;
+  readonly files: Readonly<Record<string, string>>;
+  readonly sslCertificates: Readonly<Record<string, string>>;
+  readonly values: Readonly<Record<string, unknown>>;
+}
+
+export interface RenderTimings {
+  readonly renderMs: number;
+  readonly validateMs: number;
+  readonly totalMs: number;
+}
+
+export interface RenderSuccess {
+  readonly ok: true;
+  readonly haproxyConfig: string;
+  readonly auxiliaryFiles: AuxiliaryFiles;
+  readonly checksum: string;
+  readonly storeVersion: number;
+  readonly timings: RenderTimings;
+  readonly warnings: readonly string[];
+}
+
+export interface RenderFailure {
+  readonly ok: false;
+  readonly phase: FailurePhase;
+  readonly subPhase?: string;
+  readonly message: string;
+  readonly warnings: readonly string[];
+}
+
+export type RenderOutcome = RenderSuccess | RenderFailure;
+
+/** The task a pool worker runs. */
+export interface RenderTask {
+  readonly templateSetHash: string;
+  readonly storeVersion: number;
+  readonly baseline?: RenderBaseline;
+  readonly mode: 'reconcile' | 'admission';
+}
+
+/** A worker's replica was not at the version a task named; the main thread syncs and retries. */
+export interface StaleReplica {
+  readonly ok: false;
+  readonly stale: true;
+  readonly threadId: number;
+  readonly version: number;
+  readonly templateSetHash: string | null;
+}
+
+export type RenderTaskResult = RenderOutcome | StaleReplica;
+
+/** The message a worker posts on its parent port at start-up to hand over its control port. */
+export interface ControlPortAnnouncement {
+  readonly kind: 'haptic.control-port';
+  readonly threadId: number;
+  readonly port: MessagePort;
+}
+
+/** The per-worker control API, exposed over comlink on the announced port. */
+export interface WorkerControl {
+  sync(sync: ReplicaSync): ReplicaSyncAck;
+  loadTemplateSet(set: TemplateSetSource): { ok: true } | { ok: false; message: string };
+  status(): { version: number; templateSetHash: string | null; heapUsedBytes: number; cacheEntries: number };
+}
+
+export const EMPTY_AUXILIARY_FILES: AuxiliaryFiles = Object.freeze({
+  maps: Object.freeze({}),
+  files: Object.freeze({}),
+  certificates: Object.freeze({}),
+});
