@@ -255,6 +255,8 @@ class SubscriberQueue<E> implements Subscription<E> {
   }
 
   next(signal?: AbortSignal): Promise<E | undefined> {
+    // An aborted reader takes nothing, even when events are buffered: they stay for the next one.
+    if (signal?.aborted === true) return Promise.resolve(undefined);
     if (this.#size > 0) {
       const event = this.#ring[this.#head];
       this.#ring[this.#head] = undefined;
@@ -262,7 +264,7 @@ class SubscriberQueue<E> implements Subscription<E> {
       this.#size--;
       return Promise.resolve(event);
     }
-    if (this.#closed || signal?.aborted === true) return Promise.resolve(undefined);
+    if (this.#closed) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       const waiter = (event: E | undefined): void => {
         signal?.removeEventListener('abort', onAbort);

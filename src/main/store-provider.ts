@@ -132,9 +132,9 @@ export class StoreProvider {
   }
 
   /** Every object of every store, for a full sync. O(objects). */
-  snapshot(): { toVersion: number; stores: Record<string, KubeObject[]> } {
-    const stores: Record<string, KubeObject[]> = {};
-    for (const [name, store] of this.#stores) stores[name] = [...store.list()];
+  snapshot(): { toVersion: number; stores: Record<string, { indexBy: readonly string[]; objects: KubeObject[] }> } {
+    const stores: Record<string, { indexBy: readonly string[]; objects: KubeObject[] }> = {};
+    for (const [name, store] of this.#stores) stores[name] = { indexBy: store.indexBy, objects: [...store.list()] };
     return { toVersion: this.#version, stores };
   }
 

@@ -53,7 +53,7 @@ export type ReplicaSync =
   | {
       readonly kind: 'full';
       readonly toVersion: number;
-      readonly stores: Readonly<Record<string, readonly KubeObject[]>>;
+      readonly stores: Readonly<Record<string, { readonly indexBy: readonly string[]; readonly objects: readonly KubeObject[] }>>;
     };
 
 /** Answer of a replica to a sync: the version it now holds. `accepted: false` asks for a full sync. */
@@ -88,6 +88,8 @@ export interface RenderSuccess {
   readonly storeVersion: number;
   readonly timings: RenderTimings;
   readonly warnings: readonly string[];
+  /** The worker thread that rendered it (absent inline). */
+  readonly threadId?: number;
 }
 
 export interface RenderFailure {
@@ -96,22 +98,33 @@ export interface RenderFailure {
   readonly subPhase?: string;
   readonly message: string;
   readonly warnings: readonly string[];
+  readonly threadId?: number;
 }
 
 export type RenderOutcome = RenderSuccess | RenderFailure;
 
 /** The task a pool worker runs. */
 export interface RenderTask {
+  /** Assigned by the main thread; the worker keeps its recent outputs under it. */
+  readonly renderId: string;
   readonly templateSetHash: string;
   readonly storeVersion: number;
-  readonly baseline?: RenderBaseline;
   readonly mode: 'reconcile' | 'admission';
+  /**
+   * The baseline by reference: the render ID of an earlier output of this pool. Shipping a
+   * whole baseline would cost the main thread time in proportion to the config's size.
+   */
+  readonly baselineRef?: string;
+  /** The baseline by value, when the worker does not hold `baselineRef`. */
+  readonly baseline?: RenderBaseline;
 }
 
 /** A worker's replica was not at the version a task named; the main thread syncs and retries. */
 export interface StaleReplica {
   readonly ok: false;
   readonly stale: true;
+  /** What the worker lacked: the store version, the template set, or the referenced baseline. */
+  readonly missing: 'version' | 'templates' | 'baseline';
   readonly threadId: number;
   readonly version: number;
   readonly templateSetHash: string | null;

@@ -1,0 +1,374 @@
+// PoolPipeline: the product's PipelineExecutor. Rendering and validation run on a Piscina pool of
+// worker threads, each holding a versioned replica of the stores. Per execute the main thread
+// ships each worker only the changes since that worker's version (over a comlink control channel
+// per worker), then runs a task naming the store version to render. Its cost grows with the
+// number of changed objects, never with the size of the stores.
+// A crashed or timed-out worker is replaced by piscina; the replacement announces itself, and the
+// next execute gives it a full sync.
+import { randomUUID } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import type { MessagePort } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import type { Logger } from 'pino';
+import { releaseRemote, wrapPort, type Remote } from '../worker/comlink-node.js';
+import type {
+  ControlPortAnnouncement,
+  RenderOutcome,
+  RenderTask,
+  RenderTaskResult,
+  ReplicaSync,
+  TemplateSetSource,
+  WorkerControl,
+} from '../worker/protocol.js';
+import { defaultLogger } from './logger.js';
+import { PipelineError, type ExecuteOptions, type PipelineExecutor, type PipelineMode, type PipelineResult } from './pipeline.js';
+import type { StoreProvider } from './store-provider.js';
+import { assertTemplateSetRenders } from './template-check.js';
+
+export interface PoolPipelineOptions {
+  readonly templateSet: TemplateSetSource;
+  /**
+   * Worker threads, kept warm (min = max, no idle timeout).
+   * @default min(2, available cores)
+   */
+  readonly threads?: number;
+  /** A render running longer fails with phase `render`, and its worker is replaced. @default 30000 */
+  readonly renderTimeoutMs?: number;
+  /** How long `create` waits for the workers to come up. @default 30000 */
+  readonly startTimeoutMs?: number;
+  readonly logger?: Logger;
+}
+
+export interface PoolPipelineStats {
+  readonly executions: number;
+  readonly fullSyncs: number;
+  readonly deltaSyncs: number;
+  readonly changesShipped: number;
+  readonly staleRetries: number;
+  readonly workersReplaced: number;
+  /** Main-thread time of the last execute before the task was handed to the pool, in ms. */
+  readonly lastDispatchMs: number;
+}
+
+interface WorkerHandle {
+  readonly threadId: number;
+  readonly port: MessagePort;
+  readonly remote: Remote<WorkerControl>;
+  /** The replica version the worker acknowledged; -1 before its first full sync. */
+  version: number;
+  templateSetHash: string | null;
+  /** Serialises syncs to one worker, so two executes never interleave deltas. */
+  busy: Promise<void>;
+}
+
+const MAX_STALE_RETRIES = 3;
+
+export class PoolPipeline implements PipelineExecutor {
+  readonly #pool: Piscina<RenderTask, RenderTaskResult>;
+  readonly #set: TemplateSetSource;
+  readonly #timeoutMs: number;
+  readonly #logger: Logger;
+  readonly #threads: number;
+  readonly #workers = new Map<number, WorkerHandle>();
+  #provider: StoreProvider | undefined;
+  #destroyed = false;
+  #arrivalWaiters: (() => void)[] = [];
+  /**
+   * The worker reconcile renders go to while it is idle. Sticking to one worker keeps its
+   * caches (recent outputs, compiled fragments) warm; the others are synced for fail-over.
+   */
+  #preferredThread: number | undefined;
+  /** Render IDs of this pool's outputs, by the identity of their auxiliary files object. */
+  readonly #outputIds = new WeakMap<object, string>();
+  #stats = { executions: 0, fullSyncs: 0, deltaSyncs: 0, changesShipped: 0, staleRetries: 0, workersReplaced: 0, lastDispatchMs: 0 };
+
+  /** Validates the template set on the main thread, then starts the pool and waits for its workers. */
+  static async create(options: PoolPipelineOptions): Promise<PoolPipeline> {
+    // A worker module that throws at load makes the next run() hang, so a bad template set
+    // must be refused here, before any worker sees it.
+    assertTemplateSetRenders(options.templateSet);
+    const pipeline = new PoolPipeline(options);
+    await pipeline.#awaitWorkers(options.startTimeoutMs ?? 30_000);
+    return pipeline;
+  }
+
+  private constructor(options: PoolPipelineOptions) {
+    this.#set = options.templateSet;
+    this.#timeoutMs = options.renderTimeoutMs ?? 30_000;
+    this.#logger = (options.logger ?? defaultLogger()).child({ component: 'pool-pipeline' });
+    this.#threads = options.threads ?? Math.max(1, Math.min(2, availableParallelism()));
+    if (!Number.isInteger(this.#threads) || this.#threads < 1) throw new TypeError(`threads must be a positive integer, got ${String(options.threads)}`);
+    const { filename, execArgv } = workerEntry();
+    this.#pool = new Piscina<RenderTask, RenderTaskResult>({
+      filename,
+      execArgv,
+      minThreads: this.#threads,
+      maxThreads: this.#threads,
+      idleTimeout: Infinity,
+      // With 'sync' atomics an idle worker blocks in Atomics.wait: its event loop stops, so
+      // comlink messages go unanswered and its log lines are never flushed.
+      atomics: 'disabled',
+      concurrentTasksPerWorker: 1,
+      loadBalancer: (_task, workers) => {
+        const idle = workers.filter((w) => w.currentUsage === 0 && !w.terminating && !w.destroyed);
+        return idle.find((w) => w.id === this.#preferredThread) ?? idle[0] ?? null;
+      },
+    });
+    this.#pool.on('message', (message: unknown) => this.#onWorkerMessage(message));
+    this.#pool.on('workerDestroy', (worker: { id: number }) => this.#onWorkerGone(worker.id));
+    this.#pool.on('error', (error: unknown) => {
+      this.#logger.error({ err: error }, 'worker pool error');
+    });
+  }
+
+  get stats(): PoolPipelineStats {
+    return { ...this.#stats };
+  }
+
+  get threads(): number {
+    return this.#threads;
+  }
+
+  /** Replica version and heap of each worker, for diagnostics and benchmarks. */
+  async workerStatus(): Promise<{ threadId: number; version: number; heapUsedBytes: number }[]> {
+    return Promise.all(
+      [...this.#workers.values()].map(async (w) => {
+        const status = await w.remote.status();
+        return { threadId: w.threadId, version: status.version, heapUsedBytes: status.heapUsedBytes };
+      }),
+    );
+  }
+
+  async execute(signal: AbortSignal, stores: StoreProvider, mode: PipelineMode, options: ExecuteOptions = {}): Promise<PipelineResult> {
+    if (this.#destroyed) throw new PipelineError('render', 'the worker pool has been destroyed');
+    signal.throwIfAborted();
+    this.#stats.executions++;
+    if (this.#provider !== stores) {
+      // A different store provider: every replica describes other stores now.
+      this.#provider = stores;
+      for (const w of this.#workers.values()) w.version = -1;
+    }
+    const target = stores.version;
+    const work = this.#renderAt(stores, target, mode, options);
+    // Leadership loss must not kill a worker (and its replica): the render finishes in the
+    // background and its result is dropped.
+    return raceAbort(work, signal);
+  }
+
+  async destroy(): Promise<void> {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    for (const w of this.#workers.values()) this.#release(w);
+    this.#workers.clear();
+    await this.#pool.destroy();
+  }
+
+  async #renderAt(stores: StoreProvider, target: number, mode: PipelineMode, options: ExecuteOptions): Promise<PipelineResult> {
+    let dispatchMs = 0;
+    const timed = <T>(fn: () => T): T => {
+      const t0 = performance.now();
+      try {
+        return fn();
+      } finally {
+        dispatchMs += performance.now() - t0;
+      }
+    };
+    await Promise.all([...this.#workers.values()].map((w) => this.#syncWorker(w, stores, target, timed)));
+    const renderId = randomUUID();
+    const baselineRef = options.baseline === undefined ? undefined : this.#outputIds.get(options.baseline.auxiliaryFiles);
+    let task: RenderTask = {
+      renderId,
+      templateSetHash: this.#set.hash,
+      storeVersion: target,
+      mode,
+      ...(baselineRef !== undefined ? { baselineRef } : options.baseline !== undefined ? { baseline: options.baseline } : {}),
+    };
+    for (let attempt = 0; ; attempt++) {
+      const result = await timed(() => this.#runTask(task));
+      this.#stats.lastDispatchMs = dispatchMs;
+      if ('stale' in result) {
+        if (attempt >= MAX_STALE_RETRIES) {
+          throw new PipelineError('render', `worker ${result.threadId} could not be brought to store version ${target} (missing ${result.missing})`);
+        }
+        this.#stats.staleRetries++;
+        if (result.missing === 'baseline') {
+          // Another worker (or a replaced one) rendered the baseline: send it by value.
+          task = { ...task, baselineRef: undefined, baseline: options.baseline };
+        } else {
+          // The task reached a worker this execute had not synced (a fresh replacement).
+          const handle = await this.#handleFor(result.threadId);
+          await this.#syncWorker(handle, stores, target, timed);
+        }
+        continue;
+      }
+      if (result.ok) this.#outputIds.set(result.auxiliaryFiles, renderId);
+      return toPipelineResult(result, renderId);
+    }
+  }
+
+  async #runTask(task: RenderTask): Promise<RenderTaskResult> {
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), this.#timeoutMs);
+    try {
+      const result = await this.#pool.run(task, { signal: timeout.signal });
+      if (!('stale' in result)) this.#preferredThread = (result as { threadId?: number }).threadId ?? this.#preferredThread;
+      return result;
+    } catch (error) {
+      if (timeout.signal.aborted) {
+        // Aborting the task terminated its worker; piscina starts a replacement.
+        throw new PipelineError('render', `render timed out after ${this.#timeoutMs} ms; its worker was replaced`);
+      }
+      throw new PipelineError('render', `worker failed: ${(error as Error).message}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Brings one worker to `target`: template set first, then a delta (or a full snapshot). */
+  #syncWorker(w: WorkerHandle, stores: StoreProvider, target: number, timed: <T>(fn: () => T) => T): Promise<void> {
+    const run = async (): Promise<void> => {
+      if (w.templateSetHash !== this.#set.hash) {
+        const loaded = await w.remote.loadTemplateSet(this.#set);
+        if (!loaded.ok) throw new PipelineError('render', `worker ${w.threadId} refused the template set: ${loaded.message}`);
+        w.templateSetHash = this.#set.hash;
+      }
+      if (w.version === target) return;
+      const delta = w.version < 0 ? undefined : timed(() => stores.changesSince(w.version));
+      if (delta !== undefined && delta.kind === 'delta') {
+        const message: ReplicaSync = delta;
+        const ack = await timed(() => w.remote.sync(message));
+        this.#stats.deltaSyncs++;
+        this.#stats.changesShipped += delta.changes.length;
+        if (ack.accepted) {
+          w.version = ack.version;
+          return;
+        }
+      }
+      const snapshot = timed(() => stores.snapshot());
+      const ack = await timed(() => w.remote.sync({ kind: 'full', ...snapshot }));
+      this.#stats.fullSyncs++;
+      w.version = ack.version;
+    };
+    const next = w.busy.then(run);
+    w.busy = next.catch(() => undefined);
+    return next;
+  }
+
+  #onWorkerMessage(message: unknown): void {
+    if (!isAnnouncement(message)) return;
+    if (this.#destroyed) {
+      message.port.close();
+      return;
+    }
+    const previous = this.#workers.get(message.threadId);
+    if (previous !== undefined) this.#release(previous);
+    const remote = wrapPort<WorkerControl>(message.port);
+    this.#workers.set(message.threadId, {
+      threadId: message.threadId,
+      port: message.port,
+      remote,
+      version: -1,
+      templateSetHash: null,
+      busy: Promise.resolve(),
+    });
+    this.#preferredThread ??= message.threadId;
+    const waiters = this.#arrivalWaiters;
+    this.#arrivalWaiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  #onWorkerGone(threadId: number): void {
+    const handle = this.#workers.get(threadId);
+    if (handle === undefined) return;
+    this.#workers.delete(threadId);
+    this.#release(handle);
+    if (this.#preferredThread === threadId) this.#preferredThread = this.#workers.keys().next().value;
+    if (!this.#destroyed) {
+      this.#stats.workersReplaced++;
+      this.#logger.warn({ threadId }, 'render worker exited; piscina replaces it and it will be fully synced');
+    }
+  }
+
+  #release(handle: WorkerHandle): void {
+    releaseRemote(handle.remote);
+    handle.port.close();
+  }
+
+  /** The handle of a worker that ran a task; it may still be announcing itself. */
+  async #handleFor(threadId: number): Promise<WorkerHandle> {
+    for (let i = 0; i < 1000; i++) {
+      const handle = this.#workers.get(threadId);
+      if (handle !== undefined) return handle;
+      await new Promise<void>((resolve) => this.#arrivalWaiters.push(resolve));
+    }
+    throw new PipelineError('render', `worker ${threadId} never announced its control channel`);
+  }
+
+  async #awaitWorkers(timeoutMs: number): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
+    while (this.#workers.size < this.#threads) {
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        await this.destroy();
+        throw new Error(`worker pool did not start: ${this.#workers.size} of ${this.#threads} workers came up within ${timeoutMs} ms`);
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.#arrivalWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+}
+
+function isAnnouncement(message: unknown): message is ControlPortAnnouncement {
+  return typeof message === 'object' && message !== null && (message as { kind?: unknown }).kind === 'haptic.control-port';
+}
+
+export function toPipelineResult(outcome: RenderOutcome, renderId: string = randomUUID()): PipelineResult {
+  if (!outcome.ok) throw PipelineError.fromFailure(outcome);
+  return {
+    renderId,
+    haproxyConfig: outcome.haproxyConfig,
+    auxiliaryFiles: outcome.auxiliaryFiles,
+    checksum: outcome.checksum,
+    storeVersion: outcome.storeVersion,
+    timings: outcome.timings,
+    warnings: outcome.warnings,
+  };
+}
+
+/** The worker module next to this one: `.ts` under tsx or vitest (loaded through tsx), `.js` once built. */
+function workerEntry(): { filename: string; execArgv: string[] } {
+  const fromSource = import.meta.url.endsWith('.ts');
+  const filename = new URL(`../worker/pool-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url).href;
+  return { filename, execArgv: fromSource ? ['--import', 'tsx'] : [] };
+}
+
+/** Resolves or rejects with `work`, or rejects with an AbortError as soon as `signal` aborts. */
+export function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(abortError(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(abortError(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+function abortError(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  if (reason instanceof Error && reason.name === 'AbortError') return reason;
+  return new DOMException('the execute call was aborted', 'AbortError');
+}

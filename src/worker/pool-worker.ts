@@ -1,0 +1,101 @@
+// Piscina worker entry. At load it opens a comlink control channel and announces it to the main
+// thread on the parent port (piscina re-emits it as the pool's 'message' event, tagged with this
+// thread's ID). Over that channel the main thread ships template sets and store deltas; the
+// default export renders a task against the replica at the version the task names.
+// The pool runs with `atomics: 'disabled'`, so this thread's event loop keeps turning between
+// tasks and control messages are answered while the worker is idle.
+import { MessageChannel, parentPort, threadId } from 'node:worker_threads';
+import { pino } from 'pino';
+import { exposeOn } from './comlink-node.js';
+import { renderAndValidate } from './renderer.js';
+import { StoreReplica } from './store-replica.js';
+import { TemplateEngine } from './template-engine.js';
+import type {
+  ControlPortAnnouncement,
+  RenderBaseline,
+  RenderTask,
+  RenderTaskResult,
+  StaleReplica,
+  TemplateSetSource,
+  WorkerControl,
+} from './protocol.js';
+
+// Worker threads must log synchronously: an async transport would lose lines when the pool
+// terminates the thread.
+const logger = pino(
+  { name: 'haptic-reconciler-worker', level: process.env.LOG_LEVEL ?? 'info', base: { threadId } },
+  pino.destination({ fd: 2, sync: true }),
+);
+
+const engine = new TemplateEngine();
+const replica = new StoreReplica();
+const templateSets = new Map<string, TemplateSetSource>();
+
+const control: WorkerControl = {
+  sync(sync) {
+    return replica.apply(sync);
+  },
+  loadTemplateSet(set) {
+    try {
+      engine.compile(set);
+      templateSets.set(set.hash, set);
+      // Keep only the sets the engine still has compiled.
+      while (templateSets.size > 4) templateSets.delete(templateSets.keys().next().value as string);
+      return { ok: true };
+    } catch (error) {
+      logger.error({ err: error }, 'template set failed to compile');
+      return { ok: false, message: (error as Error).message };
+    }
+  },
+  status() {
+    return {
+      version: replica.version,
+      templateSetHash: [...templateSets.keys()].pop() ?? null,
+      heapUsedBytes: process.memoryUsage().heapUsed,
+      cacheEntries: engine.cachedSets,
+    };
+  },
+};
+
+if (parentPort !== null) {
+  const channel = new MessageChannel();
+  exposeOn(control, channel.port1);
+  const announcement: ControlPortAnnouncement = { kind: 'haptic.control-port', threadId, port: channel.port2 };
+  parentPort.postMessage(announcement, [channel.port2]);
+  // The control port must not keep an idle worker alive on its own once piscina lets go.
+  channel.port1.unref();
+}
+
+/** Recent outputs by render ID, so a task can name its baseline instead of carrying it. */
+const recentOutputs = new Map<string, RenderBaseline>();
+const RECENT_OUTPUTS = 4;
+
+export default function render(task: RenderTask): RenderTaskResult {
+  const set = templateSets.get(task.templateSetHash);
+  const stale = (missing: StaleReplica['missing']): StaleReplica => ({
+    ok: false,
+    stale: true,
+    missing,
+    threadId,
+    version: replica.version,
+    templateSetHash: set?.hash ?? null,
+  });
+  if (set === undefined) return stale('templates');
+  if (replica.version < task.storeVersion) return stale('version');
+  let baseline = task.baseline;
+  if (baseline === undefined && task.baselineRef !== undefined) {
+    baseline = recentOutputs.get(task.baselineRef);
+    if (baseline === undefined) return stale('baseline');
+  }
+  const outcome = renderAndValidate(engine, {
+    set,
+    lookup: (name) => replica.store(name),
+    storeVersion: replica.version,
+    baseline,
+  });
+  if (outcome.ok) {
+    recentOutputs.set(task.renderId, { haproxyConfig: outcome.haproxyConfig, auxiliaryFiles: outcome.auxiliaryFiles });
+    while (recentOutputs.size > RECENT_OUTPUTS) recentOutputs.delete(recentOutputs.keys().next().value as string);
+  }
+  return { ...outcome, threadId };
+}

@@ -1,0 +1,83 @@
+// The pure render service shared by both executors: render the template set against a store
+// view, then validate (structure, then auxiliary files). Returns plain data, never throws: the
+// result crosses the thread boundary as is, and the main thread turns failures into
+// PipelineErrors.
+import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { GuardedReader } from './guarded-reader.js';
+import type { IndexedStore } from './indexed-store.js';
+import type { AuxiliaryFiles, RenderBaseline, RenderOutcome, TemplateSetSource } from './protocol.js';
+import { outputPaths, TemplateEngine, type RenderScope } from './template-engine.js';
+import { checkAuxiliaryFiles, formatIssue, validateStructure, type ValidationIssue } from './validator.js';
+
+export interface RenderRequest {
+  readonly set: TemplateSetSource;
+  readonly lookup: (store: string) => IndexedStore | undefined;
+  readonly storeVersion: number;
+  readonly baseline?: RenderBaseline | undefined;
+}
+
+/** At most this many issues are spelled out in a failure message. */
+const MAX_REPORTED_ISSUES = 5;
+
+export function renderAndValidate(engine: TemplateEngine, request: RenderRequest): RenderOutcome {
+  const start = performance.now();
+  const warnings: string[] = [];
+  const warn = (message: string): void => {
+    warnings.push(message);
+  };
+  const paths = outputPaths(request.set.values);
+  const scope: RenderScope = {
+    reader: new GuardedReader(request.lookup, warn),
+    values: request.set.values,
+    baseline: request.baseline,
+    paths,
+    warn,
+    emitted: { maps: {}, files: {}, certificates: {} },
+  };
+  let output;
+  try {
+    output = engine.render(request.set, scope, request.storeVersion);
+  } catch (error) {
+    return { ok: false, phase: 'render', message: (error as Error).message, warnings };
+  }
+  const rendered = performance.now();
+
+  const structure = validateStructure(output.haproxyConfig, output.auxiliaryFiles, paths);
+  warnings.push(...structure.warnings);
+  if (structure.errors.length > 0) return failure('validation', structure.errors, warnings);
+  const auxiliary = checkAuxiliaryFiles(output.auxiliaryFiles, output.haproxyConfig, paths);
+  warnings.push(...auxiliary.warnings);
+  if (auxiliary.errors.length > 0) return failure('auxiliary', auxiliary.errors, warnings);
+  const validated = performance.now();
+
+  return {
+    ok: true,
+    haproxyConfig: output.haproxyConfig,
+    auxiliaryFiles: output.auxiliaryFiles,
+    checksum: checksum(output.haproxyConfig, output.auxiliaryFiles),
+    storeVersion: request.storeVersion,
+    timings: { renderMs: rendered - start, validateMs: validated - rendered, totalMs: validated - start },
+    warnings,
+  };
+}
+
+function failure(phase: 'validation' | 'auxiliary', issues: readonly ValidationIssue[], warnings: string[]): RenderOutcome {
+  const shown = issues.slice(0, MAX_REPORTED_ISSUES).map(formatIssue);
+  const more = issues.length > MAX_REPORTED_ISSUES ? `; and ${issues.length - MAX_REPORTED_ISSUES} more` : '';
+  return { ok: false, phase, message: shown.join('; ') + more, warnings };
+}
+
+/** SHA-256 over the config and every auxiliary file, in a fixed order. */
+export function checksum(config: string, aux: AuxiliaryFiles): string {
+  const hash = createHash('sha256');
+  hash.update(config);
+  for (const kind of ['maps', 'files', 'certificates'] as const) {
+    const files = aux[kind];
+    for (const name of Object.keys(files).sort()) {
+      hash.update(`\0${kind}/${name}\0`);
+      hash.update(files[name] as string);
+    }
+  }
+  return hash.digest('hex');
+}
