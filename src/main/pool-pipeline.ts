@@ -60,6 +60,8 @@ interface WorkerHandle {
   templateSetHash: string | null;
   /** Serialises syncs to one worker, so two executes never interleave deltas. */
   busy: Promise<void>;
+  /** Resolves when the worker's control port closes (the thread exited). */
+  readonly closed: Promise<void>;
 }
 
 const MAX_STALE_RETRIES = 3;
@@ -74,6 +76,9 @@ export class PoolPipeline implements PipelineExecutor {
   #provider: StoreProvider | undefined;
   #destroyed = false;
   #arrivalWaiters: (() => void)[] = [];
+  /** The first pool error; while workers are starting it means they cannot load. */
+  #startupError: Error | undefined;
+  #inFlight = 0;
   /**
    * The worker reconcile renders go to while it is idle. Sticking to one worker keeps its
    * caches (recent outputs, compiled fragments) warm; the others are synced for fail-over.
@@ -116,9 +121,12 @@ export class PoolPipeline implements PipelineExecutor {
       },
     });
     this.#pool.on('message', (message: unknown) => this.#onWorkerMessage(message));
-    this.#pool.on('workerDestroy', (worker: { id: number }) => this.#onWorkerGone(worker.id));
+    // A control port closes when its thread exits, however it exits: that retires the handle.
+    // (piscina's 'workerDestroy' reports threadId -1 for a thread that already exited.)
     this.#pool.on('error', (error: unknown) => {
+      this.#startupError ??= error instanceof Error ? error : new Error(String(error));
       this.#logger.error({ err: error }, 'worker pool error');
+      this.#wakeWaiters();
     });
   }
 
@@ -128,6 +136,11 @@ export class PoolPipeline implements PipelineExecutor {
 
   get threads(): number {
     return this.#threads;
+  }
+
+  /** Render tasks handed to the pool and not yet settled. */
+  get rendersInFlight(): number {
+    return this.#inFlight;
   }
 
   /** Replica version and heap of each worker, for diagnostics and benchmarks. */
@@ -154,6 +167,18 @@ export class PoolPipeline implements PipelineExecutor {
     // Leadership loss must not kill a worker (and its replica): the render finishes in the
     // background and its result is dropped.
     return raceAbort(work, signal);
+  }
+
+  /**
+   * Terminates one worker (the preferred one by default), e.g. to recycle a thread that grew too
+   * large. A render running on it fails with phase `render`; piscina starts a replacement, which
+   * the next execute fully syncs. Resolves once the thread has exited.
+   */
+  async terminateWorker(threadId: number | undefined = this.#preferredThread): Promise<boolean> {
+    const thread = this.#pool.threads.find((t) => t.threadId === threadId);
+    if (thread === undefined) return false;
+    await thread.terminate();
+    return true;
   }
 
   async destroy(): Promise<void> {
@@ -210,6 +235,7 @@ export class PoolPipeline implements PipelineExecutor {
   async #runTask(task: RenderTask): Promise<RenderTaskResult> {
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), this.#timeoutMs);
+    this.#inFlight++;
     try {
       const result = await this.#pool.run(task, { signal: timeout.signal });
       if (!('stale' in result)) this.#preferredThread = (result as { threadId?: number }).threadId ?? this.#preferredThread;
@@ -221,6 +247,7 @@ export class PoolPipeline implements PipelineExecutor {
       }
       throw new PipelineError('render', `worker failed: ${(error as Error).message}`);
     } finally {
+      this.#inFlight--;
       clearTimeout(timer);
     }
   }
@@ -250,7 +277,9 @@ export class PoolPipeline implements PipelineExecutor {
       this.#stats.fullSyncs++;
       w.version = ack.version;
     };
-    const next = w.busy.then(run);
+    // A worker that exits mid-sync never answers: its sync ends with it. If a task then lands on
+    // its replacement, the stale-replica answer brings that one up to date.
+    const next = w.busy.then(() => Promise.race([run(), w.closed]));
     w.busy = next.catch(() => undefined);
     return next;
   }
@@ -264,6 +293,12 @@ export class PoolPipeline implements PipelineExecutor {
     const previous = this.#workers.get(message.threadId);
     if (previous !== undefined) this.#release(previous);
     const remote = wrapPort<WorkerControl>(message.port);
+    const closed = new Promise<void>((resolve) =>
+      message.port.once('close', () => {
+        resolve();
+        this.#onWorkerGone(message.threadId, message.port);
+      }),
+    );
     this.#workers.set(message.threadId, {
       threadId: message.threadId,
       port: message.port,
@@ -271,16 +306,21 @@ export class PoolPipeline implements PipelineExecutor {
       version: -1,
       templateSetHash: null,
       busy: Promise.resolve(),
+      closed,
     });
     this.#preferredThread ??= message.threadId;
+    this.#wakeWaiters();
+  }
+
+  #wakeWaiters(): void {
     const waiters = this.#arrivalWaiters;
     this.#arrivalWaiters = [];
     for (const wake of waiters) wake();
   }
 
-  #onWorkerGone(threadId: number): void {
+  #onWorkerGone(threadId: number, port: MessagePort): void {
     const handle = this.#workers.get(threadId);
-    if (handle === undefined) return;
+    if (handle === undefined || handle.port !== port) return;
     this.#workers.delete(threadId);
     this.#release(handle);
     if (this.#preferredThread === threadId) this.#preferredThread = this.#workers.keys().next().value;
@@ -309,6 +349,10 @@ export class PoolPipeline implements PipelineExecutor {
     const deadline = performance.now() + timeoutMs;
     while (this.#workers.size < this.#threads) {
       const left = deadline - performance.now();
+      if (this.#startupError !== undefined) {
+        await this.destroy();
+        throw new Error(`worker pool did not start: ${this.#startupError.message}`);
+      }
       if (left <= 0) {
         await this.destroy();
         throw new Error(`worker pool did not start: ${this.#workers.size} of ${this.#threads} workers came up within ${timeoutMs} ms`);

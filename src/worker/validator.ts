@@ -342,7 +342,7 @@ clitcpka-cnt DFL | clitcpka-idle DFL | clitcpka-intvl DFL | compression DFLB | c
 default-server DLB | default_backend DFL | description FLB | disabled DFLB | dispatch LB | dynamic-cookie-key DLB
 email-alert/from DFLB | email-alert/level DFLB | email-alert/mailers DFLB | email-alert/myhostname DFLB | email-alert/to DFLB
 enabled DFLB | errorfile DFLB | errorfiles DFLB | errorloc DFLB | errorloc302 DFLB | errorloc303 DFLB | error-log-format DFL
-force-persist LB | filter FLB | fullconn DLB | hash-balance-factor DLB | hash-type DLB | http-after-response DFLB!
+force-persist LB | filter FLB | fullconn DLB | hash-balance-factor DFLB | hash-type DLB | http-after-response DFLB!
 http-check/comment DLB | http-check/connect DLB | http-check/disable-on-404 DLB | http-check/expect DLB
 http-check/send DLB | http-check/send-state DLB | http-check/set-var DLB | http-check/set-var-fmt DLB | http-check/unset-var DLB
 http-error DFLB | http-request DFLB! | http-response DFLB! | http-reuse DLB | http-send-name-header DLB | id FLB
@@ -355,14 +355,14 @@ option/h1-case-adjust-bogus-client DFL* | option/h1-case-adjust-bogus-server DLB
 option/http-ignore-probes DFL* | option/http-keep-alive DFLB* | option/http-no-delay DFLB* | option/http-pretend-keepalive DLB*
 option/http-restrict-req-hdr-names DFLB | option/http-server-close DFLB* | option/http-use-proxy-header DFL*
 option/httpchk DLB | option/httpclose DFLB* | option/httplog DFL | option/httpslog DFL | option/independent-streams DFLB*
-option/ldap-check DLB | option/external-check DLB | option/log-health-checks DLB* | option/log-separate-errors DFL*
+option/ldap-check DLB | option/external-check DFLB | option/log-health-checks DLB* | option/log-separate-errors DFL*
 option/logasap DFL* | option/mysql-check DLB | option/nolinger DFLB* | option/originalto DFLB | option/persist DLB*
 option/pgsql-check DLB | option/prefer-last-server DLB* | option/redispatch DLB* | option/redis-check DLB
 option/smtpchk DLB | option/socket-stats DFL* | option/splice-auto DFLB* | option/splice-request DFLB*
 option/splice-response DFLB* | option/spop-check DLB | option/srvtcpka DLB* | option/ssl-hello-chk DLB
 option/tcp-check DLB | option/tcp-smart-accept DFL* | option/tcp-smart-connect DLB* | option/tcpka DFLB
 option/tcplog DFLB | option/transparent DLB* | option/idle-close-on-response DFL*
-external-check/command DLB | external-check/path DLB | persist/rdp-cookie DLB | rate-limit/sessions DFL
+external-check/command DFLB | external-check/path DFLB | persist/rdp-cookie DFLB | rate-limit/sessions DFL
 redirect FLB | retries DLB | retry-on DLB | server LB | server-state-file-name DLB | server-template LB | source DLB
 srvtcpka-cnt DLB | srvtcpka-idle DLB | srvtcpka-intvl DLB
 stats/admin FLB | stats/auth DFLB | stats/enable DFLB | stats/hide-version DFLB | stats/http-request FLB
@@ -375,7 +375,7 @@ tcp-request/connection DFL! | tcp-request/content DFLB! | tcp-request/inspect-de
 tcp-response/content DLB! | tcp-response/inspect-delay DLB!
 timeout/check DLB | timeout/client DFL | timeout/client-fin DFL | timeout/connect DLB | timeout/http-keep-alive DFLB
 timeout/http-request DFLB | timeout/queue DLB | timeout/server DLB | timeout/server-fin DLB | timeout/tarpit DFLB
-timeout/tunnel DLB | transparent DLB | unique-id-format DFL | unique-id-header DFL | use_backend FL
+timeout/tunnel DLB | transparent DFLB | unique-id-format DFLB | unique-id-header DFLB | use_backend FL
 use-fcgi-app LB | use-server LB
 `;
 
@@ -431,36 +431,35 @@ const REMOVED_PROXY_KEYWORDS: ReadonlyMap<string, string> = new Map([
 const HTTP_REQUEST_ACTIONS = words(`
   add-header allow auth cache-use capture del-header deny disable-l7-retry early-hint normalize-uri
   ot-group redirect reject replace-header replace-path replace-pathq replace-uri replace-value return
-  send-spoe-group set-bandwidth-limit set-dst set-dst-port set-header set-log-level set-mark set-method
+  send-spoe-group set-dst set-dst-port set-header set-log-level set-mark set-method
   set-nice set-path set-pathq set-priority-class set-priority-offset set-query set-src set-src-port
   set-timeout set-tos set-uri silent-drop strict-mode tarpit track-sc0 track-sc1 track-sc2 use-service
-  wait-for-body wait-for-handshake set-retries do-log
+  wait-for-body wait-for-handshake
 `);
 const HTTP_RESPONSE_ACTIONS = words(`
   add-header allow cache-store capture del-header deny ot-group redirect replace-header replace-value
-  return send-spoe-group set-bandwidth-limit set-header set-log-level set-mark set-nice set-status set-tos
-  silent-drop strict-mode track-sc0 track-sc1 track-sc2 wait-for-body do-log
+  return send-spoe-group set-header set-log-level set-mark set-nice set-status set-tos
+  silent-drop strict-mode track-sc0 track-sc1 track-sc2 wait-for-body
 `);
 const HTTP_AFTER_RESPONSE_ACTIONS = words(`
   add-header allow capture del-header replace-header replace-value set-header set-status strict-mode
-  set-log-level do-log
 `);
 const TCP_CONNECTION_ACTIONS = words(`
   accept reject capture expect-proxy expect-netscaler-cip track-sc0 track-sc1 track-sc2 set-dst
-  set-dst-port set-mark set-src set-src-port set-tos silent-drop do-log
+  set-dst-port set-mark set-src set-src-port set-tos silent-drop
 `);
 const TCP_SESSION_ACTIONS = words(`
   accept reject track-sc0 track-sc1 track-sc2 set-dst set-dst-port set-mark set-src set-src-port set-tos
-  silent-drop attach-srv do-log
+  silent-drop
 `);
 const TCP_CONTENT_ACTIONS = words(`
-  accept reject capture track-sc0 track-sc1 track-sc2 ot-group send-spoe-group set-bandwidth-limit set-dst
+  accept reject capture track-sc0 track-sc1 track-sc2 ot-group send-spoe-group set-dst
   set-dst-port set-log-level set-mark set-nice set-priority-class set-priority-offset set-src set-src-port
-  set-tos silent-drop switch-mode use-service do-log
+  set-tos silent-drop switch-mode use-service
 `);
 const TCP_RESPONSE_ACTIONS = words(`
-  accept reject close ot-group send-spoe-group set-bandwidth-limit set-log-level set-mark set-nice set-tos
-  silent-drop do-log
+  accept reject close ot-group send-spoe-group set-log-level set-mark set-nice set-tos
+  silent-drop
 `);
 /** Actions taking a parenthesised argument: `set-var(txn.x)`, `sc-inc-gpc0(1)`, `set-map(file)`. */
 const PARAMETERISED_ACTIONS: readonly string[] = [
@@ -477,7 +476,6 @@ const PARAMETERISED_ACTIONS: readonly string[] = [
   'del-acl(',
   'set-map(',
   'del-map(',
-  'track-sc(',
 ];
 
 /** Proxy keywords that end with an optional `if` / `unless` condition. */
@@ -504,15 +502,14 @@ const SERVER_KEYWORDS: ReadonlyMap<string, number> = new Map([
     force-sslv3 force-tlsv10 force-tlsv11 force-tlsv12 force-tlsv13 no-agent-check no-backup no-check
     no-check-send-proxy no-check-ssl no-send-proxy no-send-proxy-v2 no-send-proxy-v2-ssl
     no-send-proxy-v2-ssl-cn no-ssl no-ssl-reuse no-sslv3 no-tfo no-tls-tickets no-tlsv10 no-tlsv11
-    no-tlsv12 no-tlsv13 no-verifyhost non-stick send-proxy send-proxy-v2 send-proxy-v2-ssl
+    no-tlsv12 no-tlsv13 non-stick send-proxy send-proxy-v2 send-proxy-v2-ssl
     send-proxy-v2-ssl-cn ssl ssl-reuse stick tfo tls-tickets
   `)].map((k) => [k, ARG_NONE] as const),
   ...[...words(`
     addr agent-addr agent-send alpn ca-file check-alpn check-proto check-sni ciphers ciphersuites cookie
     crl-file crt init-addr log-proto namespace npn observe on-error on-marked-down on-marked-up proto
     proxy-v2-options redir resolve-net resolve-opts resolve-prefer resolvers sni socks4 ssl-max-ver
-    ssl-min-ver track verify verifyhost ws curves sigalgs client-sigalgs set-proxy-v2-tlv-fmt
-    hash-key guid shard
+    ssl-min-ver track verify verifyhost ws
   `)].map((k) => [k, ARG_ONE] as const),
   ...[...words(`
     weight maxconn maxqueue minconn rise fall id error-limit pool-max-conn pool-low-conn max-reuse
@@ -527,13 +524,13 @@ const BIND_KEYWORDS: ReadonlyMap<string, number> = new Map([
   ...[...words(`
     accept-proxy defer-accept tfo transparent v4v6 v6only ssl allow-0rtt force-sslv3 force-tlsv10
     force-tlsv11 force-tlsv12 force-tlsv13 generate-certificates no-ca-names no-sslv3 no-tls-tickets
-    no-tlsv10 no-tlsv11 no-tlsv12 no-tlsv13 prefer-client-ciphers strict-sni quic-force-retry no-alpn
+    no-tlsv10 no-tlsv11 no-tlsv12 no-tlsv13 prefer-client-ciphers strict-sni quic-force-retry
   `)].map((k) => [k, ARG_NONE] as const),
   ...[...words(`
     accept-netscaler-cip expose-fd gid group interface level mode name namespace nice process proto
     severity-output shards thread uid user alpn ca-file ca-ignore-err ca-sign-file ca-sign-pass
     ca-verify-file ciphers ciphersuites crl-file crt crt-ignore-err crt-list curves ecdhe npn
-    ssl-max-ver ssl-min-ver tls-ticket-keys verify sigalgs client-sigalgs quic-cc-algo label
+    ssl-max-ver ssl-min-ver tls-ticket-keys verify quic-cc-algo
   `)].map((k) => [k, ARG_ONE] as const),
   ...[...words('backlog id maxconn mss')].map((k) => [k, ARG_INT] as const),
   ['tcp-ut', ARG_TIME],
