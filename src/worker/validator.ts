@@ -132,21 +132,29 @@ const CHAR_BACKSLASH = 92;
 function tokenizeLine(line: string, out: string[]): string | null {
   out.length = 0;
   const len = line.length;
-  if (line.indexOf('"') < 0 && line.indexOf("'") < 0 && line.indexOf('\\') < 0) {
-    // Fast path, taken by nearly every rendered line: no quoting, slice words directly.
-    let i = 0;
-    while (i < len) {
-      let c = line.charCodeAt(i);
-      while (c === CHAR_SPACE || c === CHAR_TAB || c === 13) c = line.charCodeAt(++i);
-      if (i >= len || c === CHAR_HASH) break;
-      const start = i;
-      while (i < len && c !== CHAR_SPACE && c !== CHAR_TAB && c !== CHAR_HASH && c !== 13) c = line.charCodeAt(++i);
-      out.push(line.slice(start, i));
-      if (c === CHAR_HASH) break;
-    }
-    return null;
-  }
+  // Fast path, taken by nearly every rendered line: words sliced straight from the line. The
+  // first quote or backslash sends the whole line to the character-by-character path below.
   let i = 0;
+  let plain = true;
+  while (i < len && plain) {
+    let c = line.charCodeAt(i);
+    while (c === CHAR_SPACE || c === CHAR_TAB || c === 13) c = line.charCodeAt(++i);
+    if (i >= len || c === CHAR_HASH) return null;
+    const start = i;
+    while (i < len && c !== CHAR_SPACE && c !== CHAR_TAB && c !== CHAR_HASH && c !== 13) {
+      if (c === CHAR_DQUOTE || c === CHAR_SQUOTE || c === CHAR_BACKSLASH) {
+        plain = false;
+        break;
+      }
+      c = line.charCodeAt(++i);
+    }
+    if (!plain) break;
+    out.push(line.slice(start, i));
+    if (c === CHAR_HASH) return null;
+  }
+  if (plain) return null;
+  out.length = 0;
+  i = 0;
   let word = '';
   let inWord = false;
   let quote = 0;
@@ -1654,12 +1662,25 @@ function looksNumeric(s: string): boolean {
 }
 
 function isIPv4(s: string): boolean {
-  const parts = s.split('.');
-  if (parts.length !== 4) return false;
-  for (const p of parts) {
-    if (!isDigits(p) || p.length > 3 || Number(p) > 255) return false;
+  let dots = 0;
+  let value = 0;
+  let digits = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 46) {
+      if (digits === 0) return false;
+      dots++;
+      value = 0;
+      digits = 0;
+    } else if (c >= 48 && c <= 57) {
+      value = value * 10 + (c - 48);
+      digits++;
+      if (digits > 3 || value > 255) return false;
+    } else {
+      return false;
+    }
   }
-  return true;
+  return dots === 3 && digits > 0;
 }
 
 function isIPv6(s: string): boolean {
