@@ -163,11 +163,11 @@ describe('PoolPipeline failures', () => {
   });
 
   it('fails a render that runs past renderTimeoutMs with phase render, and recovers', async () => {
-    const slowPool = await PoolPipeline.create({ templateSet: set, threads: 1, renderTimeoutMs: 150, logger: silentLogger() });
+    const slowPool = await PoolPipeline.create({ templateSet: set, threads: 1, renderTimeoutMs: 300, logger: silentLogger() });
     try {
       const stores = new StoreProvider(set.stores);
-      // Far more work than 150 ms allows, even on a fast machine.
-      const cluster = new SyntheticCluster({ ingresses: 15_000, seed: 9 });
+      // Far more work than 300 ms allows, even on a fast machine.
+      const cluster = new SyntheticCluster({ ingresses: 25_000, seed: 9 });
       cluster.populate(stores);
       const failure = await slowPool.execute(never, stores, 'reconcile').then(
         () => undefined,
@@ -175,10 +175,10 @@ describe('PoolPipeline failures', () => {
       );
       expect(failure).toBeInstanceOf(PipelineError);
       expect((failure as PipelineError).phase).toBe('render');
-      expect((failure as PipelineError).message).toMatch(/timed out after 150 ms/);
+      expect((failure as PipelineError).message).toMatch(/timed out after 300 ms/);
 
       // A small cluster renders well within the limit on the replacement worker.
-      for (let i = 5; i < 15_000; i++) {
+      for (let i = 5; i < 25_000; i++) {
         stores.store('ingresses').delete(`${cluster.namespace(i)}/app-${i}`);
       }
       const ok = await slowPool.execute(never, stores, 'reconcile');

@@ -12,6 +12,7 @@ const HOST = /^(?=.{1,253}$)(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-
 /** RFC 3986 path characters without the ones HAProxy configuration or map files treat specially. */
 const PATH = /^\/[A-Za-z0-9\-._~!$&()*+,;=:@%/]*$/;
 const PORT_NAME = /^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$/;
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const PATH_TYPES = new Set(['Exact', 'Prefix', 'ImplementationSpecific']);
 

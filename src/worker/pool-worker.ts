@@ -37,7 +37,7 @@ const control: WorkerControl = {
   },
   loadTemplateSet(set) {
     try {
-      engine.compile(set);
+      engine.dryRun(set);
       templateSets.set(set.hash, set);
       // Keep only the sets the engine still has compiled.
       while (templateSets.size > 4) templateSets.delete(templateSets.keys().next().value as string);

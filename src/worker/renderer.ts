@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { GuardedReader } from './guarded-reader.js';
 import type { IndexedStore } from './indexed-store.js';
 import type { AuxiliaryFiles, RenderBaseline, RenderOutcome, TemplateSetSource } from './protocol.js';
-import { outputPaths, TemplateEngine, type RenderScope } from './template-engine.js';
+import { outputPaths, type RenderScope, type TemplateEngine } from './template-engine.js';
 import { checkAuxiliaryFiles, formatIssue, validateStructure, type ValidationIssue } from './validator.js';
 
 export interface RenderRequest {

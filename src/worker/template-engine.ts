@@ -110,6 +110,27 @@ export class TemplateEngine {
     return compiled;
   }
 
+  /**
+   * Compiles the set and renders it once against empty stores. Handlebars compiles lazily and
+   * reports unknown helpers only at run time, so this is what proves a set usable; it also
+   * leaves the compiled templates warm for the first real render.
+   */
+  dryRun(set: TemplateSetSource): void {
+    const empty = (): readonly KubeObject[] => [];
+    this.render(
+      set,
+      {
+        reader: { list: empty, fetch: empty, getSingle: () => undefined },
+        values: set.values,
+        baseline: undefined,
+        paths: outputPaths(set.values),
+        warn: () => undefined,
+        emitted: { maps: {}, files: {}, certificates: {} },
+      },
+      0,
+    );
+  }
+
   /** Renders the config and every auxiliary file; throws TemplateError naming the template. */
   render(set: TemplateSetSource, scope: RenderScope, storeVersion: number): RenderedOutput {
     const compiled = this.compile(set);
