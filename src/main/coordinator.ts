@@ -48,6 +48,8 @@ export class Coordinator {
   readonly #now: () => number;
   readonly #mailboxSize: number;
   #ready = deferred();
+  /** Counts `start` calls; a term that ends late must not reset a newer term's readiness. */
+  #term = 0;
   #renders = 0;
   #failures = 0;
   #coalesced = 0;
@@ -89,6 +91,7 @@ export class Coordinator {
    * Each term starts with a fresh baseline.
    */
   async start(signal: AbortSignal): Promise<void> {
+    const term = ++this.#term;
     this.#confirmed = undefined;
     this.#pending = undefined;
     const mailbox = this.#bus.subscribe('coordinator', {
@@ -114,7 +117,7 @@ export class Coordinator {
       }
     } finally {
       mailbox.close();
-      this.#ready = deferred();
+      if (term === this.#term) this.#ready = deferred();
     }
   }
 
