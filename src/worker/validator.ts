@@ -230,6 +230,23 @@ function isSize(s: string): boolean {
   return unit === '' || unit === 'k' || unit === 'm' || unit === 'g';
 }
 
+/** Environment variables (`"${MAXCONN}"`) are expanded by HAProxy at load time: not checkable here. */
+function isDynamic(s: string): boolean {
+  return s.indexOf('${') >= 0;
+}
+
+function isIntegerArg(s: string | undefined): boolean {
+  return s !== undefined && (isDigits(s) || isDynamic(s));
+}
+
+function isTimeArg(s: string | undefined): boolean {
+  return s !== undefined && (isTime(s) || isDynamic(s));
+}
+
+function isSizeArg(s: string | undefined): boolean {
+  return s !== undefined && (isSize(s) || isDynamic(s));
+}
+
 /** Proxy and section names: HAProxy's invalid_char() rule. */
 function isValidName(s: string): boolean {
   if (s.length === 0) return false;
@@ -771,6 +788,7 @@ interface BackendReference {
 }
 
 interface MapBackendReference {
+  readonly dir: DirKind;
   readonly mapName: string;
   readonly line: number;
   readonly keyword: string;
@@ -786,7 +804,6 @@ interface NamedReference {
 interface Section {
   readonly kind: SectionKind;
   readonly name: string;
-  readonly line: number;
   /** A defaults section with a name (ACLs and rules are allowed only there). */
   readonly named: boolean;
 }
@@ -869,11 +886,8 @@ class StructureChecker {
     }
     const section = this.#section;
     if (section === null) {
-      const indented = line.length > 0 && isBlank(line.charCodeAt(0));
-      this.#error(
-        lineNo,
-        indented ? `keyword '${keyword}' outside of any section` : `unknown section '${keyword}'`,
-      );
+      const known = GLOBAL_KEYWORDS.has(keyword) || PROXY_KEYWORDS.has(keyword) || PROXY_FAMILIES.has(keyword);
+      this.#error(lineNo, known ? `keyword '${keyword}' outside of any section` : `unknown section '${keyword}'`);
       return;
     }
     switch (section.kind) {
@@ -939,7 +953,7 @@ class StructureChecker {
     if (kind !== 'global' && kind !== 'namespace_list' && w.length > argIndex) {
       this.#error(lineNo, `unexpected argument '${w[argIndex]}' after ${kind} name`);
     }
-    this.#section = { kind, name, line: lineNo, named: name !== '' };
+    this.#section = { kind, name, named: name !== '' };
 
     if (kind === 'frontend' || kind === 'backend' || kind === 'listen') {
       if (name !== '') this.#registerProxy(kind, name, lineNo);
@@ -1008,11 +1022,11 @@ class StructureChecker {
       case 'maxsslconn':
       case 'maxconnrate':
       case 'maxsessrate':
-        if (!isDigits(w[1] ?? '')) this.#error(lineNo, `'${keyword}' expects an integer argument`);
+        if (!isIntegerArg(w[1])) this.#error(lineNo, `'${keyword}' expects an integer argument`);
         break;
       case 'hard-stop-after':
       case 'grace':
-        if (!isTime(w[1] ?? '')) this.#error(lineNo, `'${keyword}' expects a time argument`);
+        if (!isTimeArg(w[1])) this.#error(lineNo, `'${keyword}' expects a time argument`);
         break;
       case 'httpclient.ssl.ca-file':
         if (w[1] !== undefined) this.#checkPath('ca-file', w[1], lineNo);
@@ -1108,12 +1122,12 @@ class StructureChecker {
         this.#bindLine(section, w, lineNo);
         return;
       case 'mode':
-        if (!PROXY_MODES.has(w[1] ?? '')) this.#error(lineNo, `'mode' expects 'http' or 'tcp' (got '${w[1] ?? ''}')`);
+        if (!PROXY_MODES.has(w[1] ?? '') && !isDynamic(w[1] ?? '')) this.#error(lineNo, `'mode' expects 'http' or 'tcp' (got '${w[1] ?? ''}')`);
         return;
       case 'balance': {
         const algo = w[1] ?? '';
         const paren = algo.indexOf('(');
-        if (!BALANCE_ALGORITHMS.has(paren < 0 ? algo : algo.slice(0, paren))) {
+        if (!BALANCE_ALGORITHMS.has(paren < 0 ? algo : algo.slice(0, paren)) && !isDynamic(algo)) {
           this.#error(lineNo, `unknown load balancing algorithm '${algo}'`);
         }
         return;
@@ -1123,7 +1137,7 @@ class StructureChecker {
       case 'fullconn':
       case 'backlog':
       case 'hash-balance-factor':
-        if (!isDigits(w[1] ?? '')) this.#error(lineNo, `'${key}' expects an integer argument (got '${w[1] ?? ''}')`);
+        if (!isIntegerArg(w[1])) this.#error(lineNo, `'${key}' expects an integer argument (got '${w[1] ?? ''}')`);
         return;
       case 'errorfile': {
         const code = w[1];
@@ -1163,7 +1177,7 @@ class StructureChecker {
         return;
       case 'tcp-request inspect-delay':
       case 'tcp-response inspect-delay':
-        if (!isTime(w[2] ?? '')) this.#error(lineNo, `'${key}' expects a time argument (got '${w[2] ?? ''}')`);
+        if (!isTimeArg(w[2])) this.#error(lineNo, `'${key}' expects a time argument (got '${w[2] ?? ''}')`);
         return;
       case 'filter':
         if (w[1] === 'cache') {
@@ -1174,7 +1188,7 @@ class StructureChecker {
         break;
     }
     if (key.startsWith('timeout ')) {
-      if (!isTime(w[2] ?? '')) this.#error(lineNo, `'${key}' expects a time argument (got '${w[2] ?? ''}')`);
+      if (!isTimeArg(w[2])) this.#error(lineNo, `'${key}' expects a time argument (got '${w[2] ?? ''}')`);
       return;
     }
     // Free-text keywords (description, log-format, ...) may contain the words 'if' and 'unless'.
@@ -1217,7 +1231,9 @@ class StructureChecker {
     if (key === 'default_backend' && w.length > 2) {
       this.#error(lineNo, `'default_backend' takes one backend name and no condition`);
     }
-    if (target.indexOf('%[') < 0) {
+    if (isDynamic(target)) {
+      // Named by an environment variable: resolved by HAProxy at load time.
+    } else if (target.indexOf('%[') < 0) {
       this.#backendRefs.push({ name: target, line: lineNo, keyword: key, proxy: section.name });
     } else {
       findMapConverters(target, this.#converters);
@@ -1227,8 +1243,8 @@ class StructureChecker {
         if (conv.defaultValue !== undefined && conv.defaultValue !== '') {
           this.#backendRefs.push({ name: conv.defaultValue, line: lineNo, keyword: `${key} map default`, proxy: section.name });
         }
-        if (verdict !== null && verdict.where === 'inside' && verdict.dir === 'maps' && conv.outputsString && hasAux(this.#aux, 'maps', verdict.name)) {
-          this.#mapBackendRefs.push({ mapName: verdict.name, line: lineNo, keyword: key, proxy: section.name });
+        if (verdict !== null && verdict.where === 'inside' && conv.outputsString && hasAux(this.#aux, verdict.dir, verdict.name)) {
+          this.#mapBackendRefs.push({ dir: verdict.dir, mapName: verdict.name, line: lineNo, keyword: key, proxy: section.name });
         }
       }
     }
@@ -1250,7 +1266,7 @@ class StructureChecker {
       } else if (word === '-f' && i + 1 < w.length) {
         this.#checkPath('pattern', w[i + 1] as string, lineNo);
         i++;
-      } else if ((word === 'file' || word === 'lf-file') && i + 1 < w.length && (w[0] as string).startsWith('http-')) {
+      } else if ((word === 'file' || word === 'lf-file' || word === 'errorfile') && i + 1 < w.length && (w[0] as string).startsWith('http-')) {
         this.#checkPath('file', w[i + 1] as string, lineNo);
         i++;
       }
@@ -1375,7 +1391,7 @@ class StructureChecker {
   }
 
   #checkArgument(kw: string, arity: number, arg: string, lineNo: number, what: string): void {
-    if (arg.startsWith('${') || arg.startsWith('"${')) return;
+    if (isDynamic(arg)) return;
     if (arity === ARG_INT && !isDigits(arg)) {
       this.#error(lineNo, `${what}: '${kw}' expects an integer argument (got '${arg}')`);
     } else if (arity === ARG_TIME && !isTime(arg)) {
@@ -1456,9 +1472,9 @@ class StructureChecker {
         this.#error(lineNo, `'${keyword}' expects <name> and <address>[:<port>] as arguments`);
       }
     } else if (section.kind === 'cache' && (keyword === 'total-max-size' || keyword === 'max-object-size' || keyword === 'max-age')) {
-      if (!isDigits(w[1] ?? '')) this.#error(lineNo, `'${keyword}' expects an integer argument (got '${w[1] ?? ''}')`);
+      if (!isIntegerArg(w[1])) this.#error(lineNo, `'${keyword}' expects an integer argument (got '${w[1] ?? ''}')`);
     } else if (section.kind === 'ring' && keyword === 'size') {
-      if (!isSize(w[1] ?? '')) this.#error(lineNo, `'size' expects a size (got '${w[1] ?? ''}')`);
+      if (!isSizeArg(w[1])) this.#error(lineNo, `'size' expects a size (got '${w[1] ?? ''}')`);
     }
   }
 
@@ -1516,27 +1532,22 @@ class StructureChecker {
         );
       }
     }
-    // Each map is read once, however many rules route through it.
-    const missingByMap = new Map<string, { key: string; value: string; line: number }[]>();
+    // Each map is read once, however many rules route through it; its entries are reported
+    // against the first rule that uses it.
+    const checked = new Set<string>();
     for (const ref of this.#mapBackendRefs) {
-      let missing = missingByMap.get(ref.mapName);
-      if (missing === undefined) {
-        missing = [];
-        const found = missing;
-        forEachLine(this.#aux.maps[ref.mapName] ?? '', (line, lineNo) => {
-          const entry = splitMapLine(line);
-          if (entry !== null && entry.value !== '' && !this.#backends.has(entry.value)) {
-            found.push({ key: entry.key, value: entry.value, line: lineNo });
-          }
-        });
-        missingByMap.set(ref.mapName, missing);
-        for (const m of missing) {
+      const file = `${ref.dir}/${ref.mapName}`;
+      if (checked.has(file)) continue;
+      checked.add(file);
+      forEachLine(auxRecord(this.#aux, ref.dir)[ref.mapName] ?? '', (line, mapLine) => {
+        const entry = splitMapLine(line);
+        if (entry !== null && entry.value !== '' && !this.#backends.has(entry.value)) {
           this.#error(
             ref.line,
-            `${ref.keyword} routes through maps/${ref.mapName}, whose line ${m.line} ('${m.key}') names unknown backend '${m.value}'`,
+            `${ref.keyword} routes through ${file}, whose line ${mapLine} ('${entry.key}') names unknown backend '${entry.value}'`,
           );
         }
-      }
+      });
     }
   }
 
@@ -1786,8 +1797,8 @@ class AuxiliaryChecker {
   }
 
   /**
-   * Finds how the config references rendered files without a full parse: only the lines that
-   * contain one of the rendered directories are tokenized.
+   * Finds how the config references rendered files without a full parse: only lines naming a
+   * rendered directory, `crt*` or `ca-*` are tokenized (relative crt paths carry no directory).
    */
   #usage(): AuxiliaryUsage {
     const mapRefs = new Map<string, { pattern: boolean; map: boolean }>();
