@@ -5,6 +5,7 @@ import { Command, Option } from 'commander';
 import { resolve } from 'node:path';
 import { runDemo } from './demo.js';
 import { checkConfigFile, haproxyVersion } from './haproxy-check.js';
+import { runLoadtest, runLoadtestChild, type LoadtestMode } from './loadtest.js';
 import { loadManifests } from './manifest-loader.js';
 import { PipelineError } from './pipeline.js';
 import { PoolPipeline } from './pool-pipeline.js';
@@ -45,6 +46,45 @@ program
   .action(async (opts: { duration: number; rate: number; ingresses: number; out: string; seed: number }) => {
     process.exitCode = await runDemo({ ...opts, out: resolve(opts.out) });
   });
+
+program
+  .command('loadtest')
+  .description('synthetic event flood: main-thread responsiveness with the inline executor vs the worker pool, each in a fresh child process')
+  .option('--ingresses <n>', 'synthetic Ingresses (each with a Service and an EndpointSlice)', (v) => Number.parseInt(v, 10), 5000)
+  .option('--rate <changes/s>', 'synthetic changes per second', (v) => Number.parseFloat(v), 5000)
+  .option('--duration <seconds>', 'how long the flood lasts', (v) => Number.parseFloat(v), 10)
+  .addOption(new Option('--mode <mode>', 'executor(s) to measure').choices(['inline', 'pool', 'both']).default('both'))
+  .option('--seed <n>', 'random seed of the cluster and the flood', (v) => Number.parseInt(v, 10), 1)
+  .option('--json <file>', 'write the JSON report here')
+  .option('--markdown <file>', 'also write the Markdown summary here (it is always printed)')
+  .option('--svg <file>', 'write an SVG chart of main event-loop delay over time here')
+  .addOption(new Option('--threads <n>', 'worker threads of the pool').argParser((v) => Number.parseInt(v, 10)))
+  .addOption(new Option('--child <mode>', 'internal: run one mode in this process').choices(['inline', 'pool']).hideHelp())
+  .action(
+    async (opts: {
+      ingresses: number;
+      rate: number;
+      duration: number;
+      mode: LoadtestMode | 'both';
+      seed: number;
+      json?: string;
+      markdown?: string;
+      svg?: string;
+      threads?: number;
+      child?: LoadtestMode;
+    }) => {
+      const { child, json, markdown, svg, ...flood } = opts;
+      process.exitCode =
+        child === undefined
+          ? await runLoadtest({
+              ...flood,
+              ...(json === undefined ? {} : { json: resolve(json) }),
+              ...(markdown === undefined ? {} : { markdown: resolve(markdown) }),
+              ...(svg === undefined ? {} : { svg: resolve(svg) }),
+            })
+          : await runLoadtestChild(child, flood);
+    },
+  );
 
 async function renderCommand(opts: { manifests: string; out: string; templates: string; set: string[]; check: boolean; threads?: number }): Promise<number> {
   const out = resolve(opts.out);

@@ -1,0 +1,129 @@
+// A hand-written SVG line chart for reports (the load test's event-loop delay over time): one
+// plot, several named series, labelled axes with round-number ticks, grid lines and a legend
+// (one row under the title).
+// Linear x axis; linear or logarithmic y axis. No dependencies: the output is a standalone
+// SVG document as text.
+
+export interface ChartSeries {
+  readonly name: string;
+  /** Any SVG colour. */
+  readonly color: string;
+  /** [x, y] pairs in drawing order (x ascending). */
+  readonly points: readonly (readonly [number, number])[];
+}
+
+export interface LineChartOptions {
+  readonly title: string;
+  readonly xLabel: string;
+  readonly yLabel: string;
+  readonly series: readonly ChartSeries[];
+  /** @default 800 */
+  readonly width?: number;
+  /** @default 420 */
+  readonly height?: number;
+  /** A logarithmic y axis; values below `floor` (> 0) are drawn at `floor`. */
+  readonly logY?: { readonly floor: number };
+}
+
+interface Axis {
+  readonly ticks: readonly number[];
+  /** Maps a data value to a pixel coordinate. */
+  readonly scale: (value: number) => number;
+}
+
+const MARGIN = { left: 72, right: 24, top: 64, bottom: 56 } as const;
+
+export function lineChartSvg(options: LineChartOptions): string {
+  const width = options.width ?? 800;
+  const height = options.height ?? 420;
+  const plot = { x0: MARGIN.left, x1: width - MARGIN.right, y0: height - MARGIN.bottom, y1: MARGIN.top };
+  let xMax = 0;
+  let yMax = 0;
+  for (const s of options.series) {
+    for (const [x, y] of s.points) {
+      xMax = Math.max(xMax, x);
+      yMax = Math.max(yMax, y);
+    }
+  }
+  const x = linearAxis(xMax, 10, plot.x0, plot.x1);
+  const y = options.logY === undefined ? linearAxis(yMax, 6, plot.y0, plot.y1) : logAxis(yMax, options.logY.floor, plot.y0, plot.y1);
+  const clampY = (v: number): number => (options.logY === undefined ? v : Math.max(options.logY.floor, v));
+
+  const out: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+    `<rect width="${width}" height="${height}" fill="white"/>`,
+    `<text x="${width / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">${escapeXml(options.title)}</text>`,
+  ];
+  for (const t of x.ticks) {
+    const px = fixed(x.scale(t));
+    out.push(`<line x1="${px}" y1="${plot.y1}" x2="${px}" y2="${plot.y0}" stroke="#e5e5e5"/>`);
+    out.push(`<text x="${px}" y="${plot.y0 + 16}" text-anchor="middle">${formatTick(t)}</text>`);
+  }
+  for (const t of y.ticks) {
+    const py = fixed(y.scale(t));
+    out.push(`<line x1="${plot.x0}" y1="${py}" x2="${plot.x1}" y2="${py}" stroke="#e5e5e5"/>`);
+    out.push(`<text x="${plot.x0 - 6}" y="${py}" text-anchor="end" dominant-baseline="middle">${formatTick(t)}</text>`);
+  }
+  out.push(`<line x1="${plot.x0}" y1="${plot.y0}" x2="${plot.x1}" y2="${plot.y0}" stroke="black"/>`);
+  out.push(`<line x1="${plot.x0}" y1="${plot.y0}" x2="${plot.x0}" y2="${plot.y1}" stroke="black"/>`);
+  out.push(`<text x="${(plot.x0 + plot.x1) / 2}" y="${height - 14}" text-anchor="middle">${escapeXml(options.xLabel)}</text>`);
+  const yMid = (plot.y0 + plot.y1) / 2;
+  out.push(`<text x="16" y="${yMid}" text-anchor="middle" transform="rotate(-90 16 ${yMid})">${escapeXml(options.yLabel)}</text>`);
+
+  for (const s of options.series) {
+    if (s.points.length === 0) continue;
+    const coords = s.points.map(([px, py]) => `${fixed(x.scale(px))},${fixed(y.scale(clampY(py)))}`).join(' ');
+    out.push(`<polyline fill="none" stroke="${escapeXml(s.color)}" stroke-width="1.5" stroke-linejoin="round" points="${coords}"/>`);
+  }
+
+  // Legend: one row between the title and the plot, centred, so it never hides a line.
+  const itemWidths = options.series.map((s) => 34 + 7 * s.name.length + 16);
+  let lx = (width - itemWidths.reduce((sum, w) => sum + w, 0)) / 2;
+  const ly = MARGIN.top - 16;
+  options.series.forEach((s, i) => {
+    out.push(`<line x1="${fixed(lx)}" y1="${ly}" x2="${fixed(lx + 24)}" y2="${ly}" stroke="${escapeXml(s.color)}" stroke-width="3"/>`);
+    out.push(`<text x="${fixed(lx + 30)}" y="${ly}" dominant-baseline="middle">${escapeXml(s.name)}</text>`);
+    lx += itemWidths[i] as number;
+  });
+  out.push('</svg>');
+  return `${out.join('\n')}\n`;
+}
+
+/** 0 .. a round number >= max, with about `count` round-number ticks. */
+function linearAxis(max: number, count: number, from: number, to: number): Axis {
+  const step = niceStep(max > 0 ? max : 1, count);
+  const top = Math.max(step, Math.ceil(max / step - 1e-9) * step);
+  const ticks: number[] = [];
+  for (let i = 0; i * step <= top + step / 1e6; i++) ticks.push(Number((i * step).toPrecision(12)));
+  return { ticks, scale: (v) => from + ((to - from) * v) / top };
+}
+
+/** Powers of ten from below `floor` to above `max`. */
+function logAxis(max: number, floor: number, from: number, to: number): Axis {
+  if (!(floor > 0)) throw new RangeError(`a log axis needs a positive floor, got ${floor}`);
+  const lo = Math.floor(Math.log10(floor));
+  const hi = Math.max(lo + 1, Math.ceil(Math.log10(Math.max(max, floor))));
+  const ticks: number[] = [];
+  for (let e = lo; e <= hi; e++) ticks.push(Number((10 ** e).toPrecision(12)));
+  return { ticks, scale: (v) => from + ((to - from) * (Math.log10(v) - lo)) / (hi - lo) };
+}
+
+/** 1, 2 or 5 times a power of ten, near range / count. */
+function niceStep(range: number, count: number): number {
+  const raw = range / count;
+  const magnitude = 10 ** Math.floor(Math.log10(raw));
+  const normalized = raw / magnitude;
+  return (normalized <= 1 ? 1 : normalized <= 2 ? 2 : normalized <= 5 ? 5 : 10) * magnitude;
+}
+
+function formatTick(value: number): string {
+  return String(Number(value.toPrecision(6)));
+}
+
+function fixed(value: number): string {
+  return value.toFixed(1);
+}
+
+function escapeXml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
