@@ -47,7 +47,9 @@ export function parseManifest(text: string, file: string, stores: readonly Store
   const docs = parseAllDocuments(text, { lineCounter, prettyErrors: false });
   const documents = Array.isArray(docs) ? docs : [docs];
   for (const doc of documents) {
-    const line = lineCounter.linePos(doc.range[0]).line;
+    // The object's own first line, not the `---` that opens its document.
+    const start = (doc.contents as { range?: [number, number, number] } | null)?.range?.[0] ?? doc.range[0];
+    const line = lineCounter.linePos(start).line;
     const where = `${file}:${line}`;
     if (doc.errors.length > 0) {
       const first = doc.errors[0];
@@ -78,7 +80,9 @@ export function parseManifest(text: string, file: string, stores: readonly Store
 
 function checkShape(item: unknown): string | null {
   if (!isRecord(item)) return 'a Kubernetes object must be a mapping';
-  const label = `${typeof item.kind === 'string' ? item.kind : 'object'}${isRecord(item.metadata) && typeof item.metadata.name === 'string' ? ` ${String(item.metadata.namespace ?? '')}/${item.metadata.name}` : ''}`;
+  const meta = isRecord(item.metadata) ? item.metadata : undefined;
+  const name = typeof meta?.name === 'string' ? (typeof meta.namespace === 'string' ? `${meta.namespace}/${meta.name}` : meta.name) : undefined;
+  const label = `${typeof item.kind === 'string' ? item.kind : 'object'}${name === undefined ? '' : ` ${name}`}`;
   if (typeof item.apiVersion !== 'string' || item.apiVersion === '') return `${label}: apiVersion is missing`;
   if (typeof item.kind !== 'string' || item.kind === '') return `${label}: kind is missing`;
   if (!isRecord(item.metadata)) return `${label}: metadata is missing`;

@@ -57,6 +57,9 @@ export function parseTemplateSet(text: string, file: string, overrides: Record<s
   return { hash, ...set };
 }
 
+/** Keys that would reach an object's prototype. */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
+
 /**
  * Parses `--set key=value` pairs. Dotted keys nest (`a.b=1`); numbers and booleans are typed.
  */
@@ -66,8 +69,12 @@ export function parseSetOverrides(pairs: readonly string[]): Record<string, unkn
     const eq = pair.indexOf('=');
     if (eq <= 0) throw new TypeError(`--set expects key=value, got ${JSON.stringify(pair)}`);
     const path = pair.slice(0, eq).split('.');
+    if (path.some((part) => part === '' || FORBIDDEN_KEYS.has(part))) {
+      throw new TypeError(`--set key ${JSON.stringify(pair.slice(0, eq))} is not allowed`);
+    }
     const text = pair.slice(eq + 1);
-    const value: unknown = /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text === 'true' ? true : text === 'false' ? false : text;
+    // Only text that round-trips is typed as a number: `080` and `1.10` stay strings.
+    const value: unknown = text !== '' && String(Number(text)) === text ? Number(text) : text === 'true' ? true : text === 'false' ? false : text;
     let node = out;
     for (const part of path.slice(0, -1)) {
       const next = node[part];

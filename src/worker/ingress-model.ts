@@ -293,17 +293,23 @@ function routeTables(routes: readonly RouteCandidate[], warn: (message: string) 
   const pathPrefix = new Map<string, RouteCandidate>();
   // Exact paths first: for the same key, Kubernetes gives an Exact path precedence over a Prefix.
   const ordered = [...routes].sort((a, b) => Number(b.exact) - Number(a.exact));
+  const warned = new Set<string>();
   const claim = (table: Map<string, RouteCandidate>, key: string, route: RouteCandidate, exactKey: boolean): void => {
     const holder = table.get(key);
     if (holder === undefined) {
       table.set(key, route);
     } else if (holder.backend !== route.backend && !(holder.exact && !route.exact && exactKey)) {
-      warn(`${route.owner}: route ${route.host}${route.path} is already served by ${holder.owner}; ignored`);
+      // A Prefix route claims two keys; its conflict is reported once.
+      const message = `${route.owner}: route ${route.host}${route.path} is already served by ${holder.owner}; ignored`;
+      if (!warned.has(message)) {
+        warned.add(message);
+        warn(message);
+      }
     }
   };
   for (const route of ordered) {
     // Kubernetes ignores a trailing slash on a Prefix path: /foo/ matches /foo and /foo/bar.
-    const base = route.exact || route.path === '/' ? route.path : route.path.replace(/\/+$/, '');
+    const base = route.exact || route.path === '/' ? route.path : route.path.replace(/\/+$/, '') || '/';
     if (route.host.startsWith('*.')) {
       const hostPattern = `^[^./]+${escapeRegex(route.host.slice(1))}`;
       if (route.exact) claim(hostRegex, `${hostPattern}${escapeRegex(base)}$`, route, true);

@@ -151,21 +151,28 @@ export class TemplateEngine {
         throw new TemplateError(name, (error as Error).message);
       }
     };
-    const section = (kind: 'maps' | 'files' | 'certificates', label: string, list: [string, Template][]): Record<string, string> => {
+    const staticFiles = (label: string, list: [string, Template][]): Record<string, string> => {
       const out: Record<string, string> = {};
       for (const [name, template] of list) {
         const text = run(`${label}/${name}`, template);
         if (name !== GENERATOR_KEY) out[name] = text;
       }
-      return Object.assign(out, scope.emitted[kind]);
+      return out;
     };
-    // Auxiliary files first: the config's validation needs them, and generators may emit files
-    // the config references.
-    const maps = section('maps', 'maps', compiled.maps);
-    const files = section('files', 'files', compiled.files);
-    const certificates = section('certificates', 'sslCertificates', compiled.certificates);
+    // Every template runs before the sections are assembled, so a file emitted from any
+    // template (the config included) lands in its section.
+    const maps = staticFiles('maps', compiled.maps);
+    const files = staticFiles('files', compiled.files);
+    const certificates = staticFiles('sslCertificates', compiled.certificates);
     const haproxyConfig = run('haproxyConfig', compiled.haproxyConfig);
-    return { haproxyConfig, auxiliaryFiles: { maps, files, certificates } };
+    const merge = (kind: 'maps' | 'files' | 'certificates', target: Record<string, string>): Record<string, string> => {
+      for (const [name, text] of Object.entries(scope.emitted[kind])) {
+        if (name in target) throw new TemplateError(`${kind}/${name}`, 'emitted file clashes with a template of the same name');
+        target[name] = text;
+      }
+      return target;
+    };
+    return { haproxyConfig, auxiliaryFiles: { maps: merge('maps', maps), files: merge('files', files), certificates: merge('certificates', certificates) } };
   }
 }
 
@@ -273,11 +280,13 @@ function registerHelpers(hb: HandlebarsEnv): void {
   hb.registerHelper('emit', function (this: unknown, ...args: unknown[]) {
     const { params, options } = split(args);
     const kind = String(params[0]);
-    const name = String(params[1]);
+    const name = params[1];
     if (kind !== 'maps' && kind !== 'files' && kind !== 'certificates') {
       throw new Error(`emit: kind must be maps, files or certificates, got ${JSON.stringify(kind)}`);
     }
-    if (name === '' || name.includes('/') || name.includes('..')) throw new Error(`emit: invalid file name ${JSON.stringify(name)}`);
+    if (typeof name !== 'string' || name === '' || name.includes('/') || name.includes('..')) {
+      throw new Error(`emit: invalid file name ${JSON.stringify(name)}`);
+    }
     if (options.fn === undefined) throw new Error('emit must be used as a block helper');
     scopeOf(options).emitted[kind][name] = options.fn(this);
     return '';
