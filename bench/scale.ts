@@ -1,0 +1,85 @@
+// Scaling curve (`npm run bench:scale`): for each cluster size N it records, on a fresh
+// one-thread PoolPipeline, the cold render (first render in a fresh worker), the render after
+// one object changed, the main thread's dispatch cost for that change, validation time, rendered
+// size and the worker's heap. Writes bench/results/scale.json and bench/results/scale.svg.
+// Sizes default to 100, 1,000, 10,000 and 50,000; pass others as arguments.
+import { writeFile, mkdir } from 'node:fs/promises';
+import { silentLogger } from '../src/main/logger.js';
+import { PoolPipeline } from '../src/main/pool-pipeline.js';
+import { lineChartSvg } from '../src/main/svg-chart.js';
+import { loadTemplateSet } from '../src/main/template-set.js';
+import { environment, median, OneObjectChanger, populatedStores, printTable, sig, type Row } from './lib.js';
+
+const INCREMENTAL_SAMPLES = 5;
+const sizes = process.argv.slice(2).map(Number).filter((n) => Number.isInteger(n) && n > 0);
+const N = sizes.length > 0 ? sizes : [100, 1_000, 10_000, 50_000];
+const never = new AbortController().signal;
+
+const set = await loadTemplateSet();
+const rows: Row[] = [];
+for (const n of N) {
+  const { stores, cluster } = populatedStores(set, n);
+  const pool = await PoolPipeline.create({ templateSet: set, threads: 1, renderTimeoutMs: 600_000, logger: silentLogger() });
+  try {
+    const cold = await pool.execute(never, stores, 'reconcile');
+    const changer = new OneObjectChanger(stores, cluster, n);
+    const render: number[] = [];
+    const validate: number[] = [];
+    const total: number[] = [];
+    const dispatch: number[] = [];
+    let baseline = { haproxyConfig: cold.haproxyConfig, auxiliaryFiles: cold.auxiliaryFiles };
+    for (let i = 0; i < INCREMENTAL_SAMPLES; i++) {
+      changer.change();
+      const result = await pool.execute(never, stores, 'reconcile', { baseline });
+      baseline = { haproxyConfig: result.haproxyConfig, auxiliaryFiles: result.auxiliaryFiles };
+      render.push(result.timings.renderMs);
+      validate.push(result.timings.validateMs);
+      total.push(result.timings.totalMs);
+      dispatch.push(pool.stats.lastDispatchMs);
+    }
+    const [status] = await pool.workerStatus();
+    const row: Row = {
+      ingresses: n,
+      coldRenderMs: sig(cold.timings.renderMs),
+      coldValidateMs: sig(cold.timings.validateMs),
+      coldTotalMs: sig(cold.timings.totalMs),
+      incrementalRenderMs: sig(median(render)),
+      incrementalValidateMs: sig(median(validate)),
+      incrementalTotalMs: sig(median(total)),
+      incrementalOverCold: sig(median(total) / cold.timings.totalMs),
+      dispatchMs: sig(median(dispatch)),
+      configKiB: sig(Buffer.byteLength(cold.haproxyConfig) / 1024),
+      workerHeapMiB: sig((status?.heapUsedBytes ?? 0) / 1024 / 1024),
+    };
+    rows.push(row);
+    console.error(`N=${n}: ${JSON.stringify(row)}`);
+  } finally {
+    await pool.destroy();
+  }
+}
+
+printTable('scaling curve (PoolPipeline, 1 worker; incremental = 1 EndpointSlice changed, median of 5)', rows);
+const results = new URL('./results/', import.meta.url);
+await mkdir(results, { recursive: true });
+await writeFile(new URL('scale.json', results), `${JSON.stringify({ suite: 'scale', rows, environment: environment() }, null, 2)}\n`);
+const series = (name: string, color: string, key: string): { name: string; color: string; points: [number, number][] } => ({
+  name,
+  color,
+  points: rows.map((r) => [Number(r.ingresses) / 1000, Number(r[key])]),
+});
+await writeFile(
+  new URL('scale.svg', results),
+  lineChartSvg({
+    title: 'Scaling: render, validation and main-thread dispatch by cluster size',
+    xLabel: 'Ingresses (thousands)',
+    yLabel: 'milliseconds (log scale)',
+    logY: { floor: 0.1 },
+    series: [
+      series('cold render + validate', '#d62728', 'coldTotalMs'),
+      series('1 object changed: render + validate', '#ff7f0e', 'incrementalTotalMs'),
+      series('1 object changed: validate only', '#2ca02c', 'incrementalValidateMs'),
+      series('main-thread dispatch (1 change)', '#1f77b4', 'dispatchMs'),
+    ],
+  }),
+);
+console.error('wrote bench/results/scale.json and bench/results/scale.svg');
