@@ -75,10 +75,10 @@ await writeFile(
     yLabel: 'milliseconds (log scale)',
     logY: { floor: 0.1 },
     series: [
-      series('cold render + validate', '#d62728', 'coldTotalMs'),
-      series('1 object changed: render + validate', '#ff7f0e', 'incrementalTotalMs'),
-      series('1 object changed: validate only', '#2ca02c', 'incrementalValidateMs'),
-      series('main-thread dispatch (1 change)', '#1f77b4', 'dispatchMs'),
+      series('cold', '#d62728', 'coldTotalMs'),
+      series('1 changed', '#ff7f0e', 'incrementalTotalMs'),
+      series('1 changed: validate', '#2ca02c', 'incrementalValidateMs'),
+      series('main-thread dispatch', '#1f77b4', 'dispatchMs'),
     ],
   }),
 );
