@@ -68,7 +68,9 @@ if (parentPort !== null) {
 
 /** Recent outputs by render ID, so a task can name its baseline instead of carrying it. */
 const recentOutputs = new Map<string, RenderBaseline>();
-const RECENT_OUTPUTS = 4;
+// The newest output and the one before it cover the pending and confirmed baselines; anything
+// older is sent by value.
+const RECENT_OUTPUTS = 2;
 
 export default function render(task: RenderTask): RenderTaskResult {
   const set = templateSets.get(task.templateSetHash);
