@@ -4,8 +4,7 @@
 import type { TemplateSetSource } from '../worker/protocol.js';
 import { renderAndValidate } from '../worker/renderer.js';
 import { TemplateEngine } from '../worker/template-engine.js';
-import type { ExecuteOptions, PipelineExecutor, PipelineMode, PipelineResult } from './pipeline.js';
-import { toPipelineResult } from './pool-pipeline.js';
+import { toPipelineResult, type ExecuteOptions, type PipelineExecutor, type PipelineMode, type PipelineResult } from './pipeline.js';
 import type { StoreProvider } from './store-provider.js';
 import { assertTemplateSetRenders } from './template-check.js';
 

@@ -1,7 +1,8 @@
 // The pipeline contract: what the Coordinator calls to turn the stores into a validated config.
 // Executors (InlinePipeline on the main thread, PoolPipeline on worker threads) implement it;
 // failures surface as PipelineError carrying the phase that failed, read structurally.
-import type { AuxiliaryFiles, FailurePhase, RenderBaseline, RenderFailure, RenderTimings } from '../worker/protocol.js';
+import { randomUUID } from 'node:crypto';
+import type { AuxiliaryFiles, FailurePhase, RenderBaseline, RenderFailure, RenderOutcome, RenderTimings } from '../worker/protocol.js';
 import type { StoreProvider } from './store-provider.js';
 
 export type { AuxiliaryFiles, RenderBaseline, RenderTimings, FailurePhase } from '../worker/protocol.js';
@@ -61,4 +62,18 @@ export class PipelineError extends Error {
 /** True for an error thrown because the caller's signal aborted. */
 export function isAbortError(error: unknown): boolean {
   return error instanceof Error && (error.name === 'AbortError' || (error as { code?: unknown }).code === 'ABORT_ERR');
+}
+
+/** Turns a render outcome (plain data from either executor) into a result, or throws its PipelineError. */
+export function toPipelineResult(outcome: RenderOutcome, renderId: string = randomUUID()): PipelineResult {
+  if (!outcome.ok) throw PipelineError.fromFailure(outcome);
+  return {
+    renderId,
+    haproxyConfig: outcome.haproxyConfig,
+    auxiliaryFiles: outcome.auxiliaryFiles,
+    checksum: outcome.checksum,
+    storeVersion: outcome.storeVersion,
+    timings: outcome.timings,
+    warnings: outcome.warnings,
+  };
 }

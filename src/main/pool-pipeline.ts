@@ -14,7 +14,6 @@ import type { Logger } from 'pino';
 import { releaseRemote, wrapPort, type Remote } from '../worker/comlink-node.js';
 import type {
   ControlPortAnnouncement,
-  RenderOutcome,
   RenderTask,
   RenderTaskResult,
   ReplicaSync,
@@ -22,7 +21,7 @@ import type {
   WorkerControl,
 } from '../worker/protocol.js';
 import { defaultLogger } from './logger.js';
-import { PipelineError, type ExecuteOptions, type PipelineExecutor, type PipelineMode, type PipelineResult } from './pipeline.js';
+import { PipelineError, toPipelineResult, type ExecuteOptions, type PipelineExecutor, type PipelineMode, type PipelineResult } from './pipeline.js';
 import type { StoreProvider } from './store-provider.js';
 import { assertTemplateSetRenders } from './template-check.js';
 
@@ -372,18 +371,6 @@ function isAnnouncement(message: unknown): message is ControlPortAnnouncement {
   return typeof message === 'object' && message !== null && (message as { kind?: unknown }).kind === 'haptic.control-port';
 }
 
-export function toPipelineResult(outcome: RenderOutcome, renderId: string = randomUUID()): PipelineResult {
-  if (!outcome.ok) throw PipelineError.fromFailure(outcome);
-  return {
-    renderId,
-    haproxyConfig: outcome.haproxyConfig,
-    auxiliaryFiles: outcome.auxiliaryFiles,
-    checksum: outcome.checksum,
-    storeVersion: outcome.storeVersion,
-    timings: outcome.timings,
-    warnings: outcome.warnings,
-  };
-}
 
 /** The worker module next to this one: `.ts` under tsx or vitest (loaded through tsx), `.js` once built. */
 function workerEntry(): { filename: string; execArgv: string[] } {
