@@ -2,11 +2,11 @@
 // reported once per render through `warn`; an unknown store reads as empty, so a read never
 // throws into a template.
 import type { IndexedStore } from './indexed-store.js';
-import type { StoreReader } from './ingress-model.js';
+import type { ModelSource } from './ingress-model.js';
 import { guardObject } from './object-guard.js';
 import type { KubeObject } from './protocol.js';
 
-export class GuardedReader implements StoreReader {
+export class GuardedReader implements ModelSource {
   readonly #lookup: (name: string) => IndexedStore | undefined;
   readonly #warn: (message: string) => void;
   readonly #reported = new Set<string>();
@@ -36,16 +36,22 @@ export class GuardedReader implements StoreReader {
     return found.length === 1 ? found[0] : undefined;
   }
 
+  store(name: string): IndexedStore | undefined {
+    return this.#lookup(name);
+  }
+
+  reject(reason: string): void {
+    if (this.#reported.has(reason)) return;
+    this.#reported.add(reason);
+    this.#warn(`rejected ${reason}`);
+  }
+
   #filter(objects: readonly KubeObject[]): KubeObject[] {
     const out: KubeObject[] = [];
     for (const object of objects) {
       const verdict = guardObject(object);
-      if (verdict.ok) {
-        out.push(object);
-      } else if (!this.#reported.has(verdict.reason)) {
-        this.#reported.add(verdict.reason);
-        this.#warn(`rejected ${verdict.reason}`);
-      }
+      if (verdict.ok) out.push(object);
+      else this.reject(verdict.reason);
     }
     return out;
   }

@@ -1,7 +1,10 @@
 // IndexedStore: the objects of one watched resource type, indexed by the fields its store
 // definition names. Exact lookups (all index keys) and prefix lookups (the first k keys) walk a
-// tree of maps, one level per index field; `list()` is sorted by namespace/name and cached
-// until the next change. Pure and synchronous: used on the main thread and in worker replicas.
+// tree of maps, one level per index field; `list()` is sorted by namespace/name, with the key
+// order kept up to date by binary search on each change instead of a full re-sort. Every change
+// bumps the store's generation and lands in a bounded journal, so incremental consumers (the
+// routing model builder) can ask which keys changed since they last looked. Pure and synchronous:
+// used on the main thread and in worker replicas.
 import type { KubeObject } from './protocol.js';
 
 /** The primary key of an object: `namespace/name`, or `name` for cluster-scoped objects. */
@@ -44,6 +47,9 @@ function fieldValue(object: unknown, path: readonly string[]): string {
   return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : '';
 }
 
+/** The change journal keeps at least this many keys (and at most twice the store's size beyond that). */
+const JOURNAL_MIN = 4096;
+
 /** A node of the index tree. Leaves (depth = number of index fields) hold objects by key. */
 type IndexNode = Map<string, IndexNode | Map<string, KubeObject>>;
 
@@ -53,8 +59,15 @@ export class IndexedStore {
   readonly #paths: readonly (readonly string[])[];
   readonly #byKey = new Map<string, KubeObject>();
   readonly #index: IndexNode = new Map();
-  /** Sorted by key; invalidated by every change. */
+  /** Every key, sorted by compareKeys; kept sorted on each change (null until first needed). */
+  #order: string[] | null = null;
+  /** The objects in `#order`; rebuilt lazily after a change. */
   #sorted: KubeObject[] | null = null;
+  /** Bumped by every change. */
+  #generation = 0;
+  /** Keys changed by generations `#journalStart + 1 ...`, oldest first (bounded). */
+  #journal: string[] = [];
+  #journalStart = 0;
 
   constructor(name: string, indexBy: readonly string[] = ['metadata.namespace', 'metadata.name']) {
     if (indexBy.length === 0) throw new TypeError(`store ${name}: indexBy must name at least one field`);
@@ -67,13 +80,33 @@ export class IndexedStore {
     return this.#byKey.size;
   }
 
+  /** Bumped once per change; compare with a remembered value to see whether anything changed. */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /**
+   * The keys changed after `generation` (repeats possible, oldest first), or undefined when the
+   * journal no longer reaches back that far: the caller must then treat everything as changed.
+   */
+  changedSince(generation: number): readonly string[] | undefined {
+    if (generation < this.#journalStart || generation > this.#generation) return undefined;
+    return this.#journal.slice(generation - this.#journalStart);
+  }
+
+  /** The index values of `object` under this store's indexBy, as `fetch` would match them. */
+  indexValues(object: KubeObject): string[] {
+    return this.#paths.map((path) => fieldValue(object, path));
+  }
+
   /** Inserts or replaces; returns whether the object is new. */
   upsert(object: KubeObject, key: string = objectKey(object)): boolean {
     const previous = this.#byKey.get(key);
     if (previous !== undefined) this.#unindex(key, previous);
     this.#byKey.set(key, object);
     this.#indexObject(key, object);
-    this.#sorted = null;
+    if (previous === undefined && this.#order !== null) this.#order.splice(this.#position(key), 0, key);
+    this.#changed(key);
     return previous === undefined;
   }
 
@@ -83,14 +116,16 @@ export class IndexedStore {
     if (previous === undefined) return false;
     this.#byKey.delete(key);
     this.#unindex(key, previous);
-    this.#sorted = null;
+    if (this.#order !== null) this.#order.splice(this.#position(key), 1);
+    this.#changed(key);
     return true;
   }
 
   clear(): void {
+    for (const key of this.#byKey.keys()) this.#changed(key);
     this.#byKey.clear();
     this.#index.clear();
-    this.#sorted = null;
+    this.#order = null;
   }
 
   get(key: string): KubeObject | undefined {
@@ -100,8 +135,8 @@ export class IndexedStore {
   /** Every object, sorted by namespace/name. The array is shared: do not mutate it. */
   list(): readonly KubeObject[] {
     if (this.#sorted === null) {
-      const keys = [...this.#byKey.keys()].sort(compareKeys);
-      this.#sorted = keys.map((k) => this.#byKey.get(k) as KubeObject);
+      this.#order ??= [...this.#byKey.keys()].sort(compareKeys);
+      this.#sorted = this.#order.map((k) => this.#byKey.get(k) as KubeObject);
     }
     return this.#sorted;
   }
@@ -127,6 +162,31 @@ export class IndexedStore {
   getSingle(keys: readonly string[]): KubeObject | undefined {
     const found = this.fetch(keys);
     return found.length === 1 ? found[0] : undefined;
+  }
+
+  /** Where `key` is, or would be inserted, in `#order` (binary search). */
+  #position(key: string): number {
+    const order = this.#order as string[];
+    let lo = 0;
+    let hi = order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareKeys(order[mid] as string, key) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  #changed(key: string): void {
+    this.#sorted = null;
+    this.#generation++;
+    this.#journal.push(key);
+    // Bounded: past the limit the older half is dropped, and readers that far behind rebuild.
+    if (this.#journal.length > Math.max(JOURNAL_MIN, 2 * this.#byKey.size)) {
+      const drop = this.#journal.length >> 1;
+      this.#journal = this.#journal.slice(drop);
+      this.#journalStart += drop;
+    }
   }
 
   #indexObject(key: string, object: KubeObject): void {

@@ -2,9 +2,13 @@
 // `noEscape` because HTML escaping corrupts HAProxy ACLs, and prototype access left blocked.
 // Template sets are compiled once and cached by content hash (bounded). Helpers reach the
 // current render's stores, baseline and warnings through Handlebars' @data, never through globals.
+// Renders are incremental: each compiled set keeps a routing model builder that reuses what
+// unchanged Ingresses contributed, and `{{#memo obj}}` blocks reuse their text for as long as
+// `obj` (a model object that keeps its identity while its content is unchanged) lives.
 import Handlebars from 'handlebars';
 import { join } from 'node:path/posix';
-import { buildRoutingModel, modelOptions, type RoutingModel, type StoreReader } from './ingress-model.js';
+import { modelOptions, RoutingModelBuilder, type ModelSource, type RoutingModel } from './ingress-model.js';
+import { checkMemoBlocks, MEMO_ID } from './memo-check.js';
 import type { AuxiliaryFiles, KubeObject, RenderBaseline, TemplateSetSource } from './protocol.js';
 
 type HandlebarsEnv = typeof Handlebars;
@@ -18,11 +22,15 @@ interface CompiledSet {
   readonly maps: [string, Template][];
   readonly files: [string, Template][];
   readonly certificates: [string, Template][];
+  /** The routing model builder of this set (its options come from the set's values). */
+  readonly builder: RoutingModelBuilder;
+  /** Text of each memo block by key object; entries die with their key objects. */
+  readonly memo: Map<string, WeakMap<object, string>>;
 }
 
 /** Per-render state that helpers read through `@scope`. */
 export interface RenderScope {
-  readonly reader: StoreReader;
+  readonly reader: ModelSource;
   readonly values: Readonly<Record<string, unknown>>;
   readonly baseline: RenderBaseline | undefined;
   readonly paths: OutputPaths;
@@ -30,6 +38,9 @@ export interface RenderScope {
   /** Files emitted with the `emit` block helper, by kind. */
   readonly emitted: { maps: Record<string, string>; files: Record<string, string>; certificates: Record<string, string> };
   routing?: RoutingModel;
+  /** Set by the engine: the set's memo cache, and how many memo blocks are being rendered. */
+  memo?: Map<string, WeakMap<object, string>>;
+  memoDepth?: number;
 }
 
 export interface OutputPaths {
@@ -82,28 +93,40 @@ export class TemplateEngine {
   compile(set: TemplateSetSource): CompiledSet {
     const cached = this.#compiled.get(set.hash);
     if (cached !== undefined) return cached;
-    const compile = (name: string, text: string): Template => {
+    // Parse everything first: Handlebars compiles lazily and would report syntax errors at first
+    // use, and memo blocks are checked against the snippets they call.
+    const parse = (name: string, text: string): hbs.AST.Program => {
       try {
-        // Parse eagerly: Handlebars compiles lazily and would report syntax errors at first use.
-        this.#hb.parse(text);
-        return this.#hb.compile(text, { noEscape: true, strict: false, knownHelpersOnly: false });
+        return this.#hb.parse(text);
       } catch (error) {
         throw new TemplateError(name, (error as Error).message);
+      }
+    };
+    const snippetAsts = new Map<string, hbs.AST.Program>();
+    for (const name of Object.keys(set.snippets).sort()) snippetAsts.set(name, parse(`templateSnippets/${name}`, set.snippets[name] as string));
+    const compile = (name: string, ast: hbs.AST.Program): Template => {
+      try {
+        checkMemoBlocks(ast, name, snippetAsts);
+        return this.#hb.compile(ast, { noEscape: true, strict: false, knownHelpersOnly: false });
+      } catch (error) {
+        throw error instanceof TemplateError ? error : new TemplateError(name, (error as Error).message);
       }
     };
     const entries = (section: string, record: Readonly<Record<string, string>>): [string, Template][] =>
       Object.keys(record)
         .sort()
-        .map((name) => [name, compile(`${section}/${name}`, record[name] as string)]);
+        .map((name) => [name, compile(`${section}/${name}`, parse(`${section}/${name}`, record[name] as string))]);
     const snippets: Record<string, Template> = {};
-    for (const name of Object.keys(set.snippets).sort()) snippets[name] = compile(`templateSnippets/${name}`, set.snippets[name] as string);
+    for (const [name, ast] of snippetAsts) snippets[name] = compile(`templateSnippets/${name}`, ast);
     const compiled: CompiledSet = {
       hash: set.hash,
-      haproxyConfig: compile('haproxyConfig', set.haproxyConfig),
+      haproxyConfig: compile('haproxyConfig', parse('haproxyConfig', set.haproxyConfig)),
       snippets,
       maps: entries('maps', set.maps),
       files: entries('files', set.files),
       certificates: entries('sslCertificates', set.sslCertificates),
+      builder: new RoutingModelBuilder(modelOptions(set.values)),
+      memo: new Map(),
     };
     this.#compiled.set(set.hash, compiled);
     while (this.#compiled.size > MAX_CACHED_SETS) this.#compiled.delete(this.#compiled.keys().next().value as string);
@@ -120,7 +143,7 @@ export class TemplateEngine {
     this.render(
       set,
       {
-        reader: { list: empty, fetch: empty, getSingle: () => undefined },
+        reader: { list: empty, fetch: empty, getSingle: () => undefined, store: () => undefined, reject: () => undefined },
         values: set.values,
         baseline: undefined,
         paths: outputPaths(set.values),
@@ -134,13 +157,15 @@ export class TemplateEngine {
   /** Renders the config and every auxiliary file; throws TemplateError naming the template. */
   render(set: TemplateSetSource, scope: RenderScope, storeVersion: number): RenderedOutput {
     const compiled = this.compile(set);
+    scope.memo = compiled.memo;
+    scope.memoDepth = 0;
     const context = {
       values: scope.values,
       storeVersion,
       paths: scope.paths,
       /** The Ingress routing model, built on first use and shared by every template of the render. */
       get routing(): RoutingModel {
-        scope.routing ??= buildRoutingModel(scope.reader, modelOptions(scope.values), scope.baseline, scope.warn);
+        scope.routing ??= compiled.builder.build(scope.reader, scope.baseline, scope.warn);
         return scope.routing;
       },
     };
@@ -179,13 +204,22 @@ export class TemplateEngine {
 interface HelperOptions {
   data: { scope: RenderScope; root?: unknown };
   hash: Record<string, unknown>;
-  fn?: (context: unknown) => string;
+  fn?: (context: unknown, options?: { data?: unknown }) => string;
   inverse?: (context: unknown) => string;
 }
 
 function scopeOf(options: HelperOptions): RenderScope {
   const scope = options.data.scope as RenderScope | undefined;
   if (scope === undefined) throw new Error('helper called outside a render');
+  return scope;
+}
+
+/** The scope, for helpers whose effect a memo block could not replay (store reads, emit, warn). */
+function unmemoizedScope(options: HelperOptions, helper: string): RenderScope {
+  const scope = scopeOf(options);
+  if ((scope.memoDepth ?? 0) > 0) {
+    throw new Error(`${helper} cannot be used inside a memo block: a memo block's text may depend only on its key object and @root.values / @root.paths`);
+  }
   return scope;
 }
 
@@ -222,15 +256,15 @@ function registerHelpers(hb: HandlebarsEnv): void {
   // Store reads never throw into a template: a missing store reads as empty.
   hb.registerHelper('list', (...args: unknown[]) => {
     const { params, options } = split(args);
-    return scopeOf(options).reader.list(String(params[0]));
+    return unmemoizedScope(options, 'list').reader.list(String(params[0]));
   });
   hb.registerHelper('fetch', (...args: unknown[]) => {
     const { params, options } = split(args);
-    return scopeOf(options).reader.fetch(String(params[0]), params.slice(1).map(String));
+    return unmemoizedScope(options, 'fetch').reader.fetch(String(params[0]), params.slice(1).map(String));
   });
   hb.registerHelper('getSingle', (...args: unknown[]) => {
     const { params, options } = split(args);
-    return scopeOf(options).reader.getSingle(String(params[0]), params.slice(1).map(String));
+    return unmemoizedScope(options, 'getSingle').reader.getSingle(String(params[0]), params.slice(1).map(String));
   });
   hb.registerHelper('sortBy', (list: unknown, path: unknown) => {
     if (!Array.isArray(list)) return [];
@@ -288,12 +322,46 @@ function registerHelpers(hb: HandlebarsEnv): void {
       throw new Error(`emit: invalid file name ${JSON.stringify(name)}`);
     }
     if (options.fn === undefined) throw new Error('emit must be used as a block helper');
-    scopeOf(options).emitted[kind][name] = options.fn(this);
+    unmemoizedScope(options, 'emit').emitted[kind][name] = options.fn(this);
     return '';
+  });
+  // {{#memo obj}}...{{/memo}}: renders the block with `obj` as its context, once per object: the
+  // text is reused for as long as `obj` lives. The block may read only its context, and
+  // @root.values / @root.paths (checked when the set is compiled); store reads, emit and warn
+  // throw inside it. A key that is not an object renders the block without caching.
+  hb.registerHelper('memo', function (...args: unknown[]) {
+    const { params, options } = split(args);
+    if (options.fn === undefined) throw new Error('memo must be used as a block helper');
+    if (params.length !== 1) throw new Error(`memo takes one key object, got ${params.length} arguments`);
+    const id = options.hash[MEMO_ID];
+    if (typeof id !== 'string') throw new Error('memo block was not prepared by the template engine');
+    const scope = scopeOf(options);
+    const key = params[0];
+    const cacheable = key !== null && typeof key === 'object' && scope.memo !== undefined;
+    let texts: WeakMap<object, string> | undefined;
+    if (cacheable) {
+      texts = scope.memo?.get(id);
+      if (texts === undefined) {
+        texts = new WeakMap();
+        scope.memo?.set(id, texts);
+      }
+      const text = texts.get(key);
+      if (text !== undefined) return text;
+    }
+    scope.memoDepth = (scope.memoDepth ?? 0) + 1;
+    let text: string;
+    try {
+      // A fresh data frame: @index and friends of enclosing blocks are not visible inside.
+      text = options.fn(key, { data: { scope, root: { values: scope.values, paths: scope.paths } } });
+    } finally {
+      scope.memoDepth--;
+    }
+    if (texts !== undefined) texts.set(key as object, text);
+    return text;
   });
   hb.registerHelper('warn', (...args: unknown[]) => {
     const { params, options } = split(args);
-    scopeOf(options).warn(params.map(String).join(' '));
+    unmemoizedScope(options, 'warn').warn(params.map(String).join(' '));
     return '';
   });
 }
