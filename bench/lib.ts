@@ -158,9 +158,12 @@ export function syntheticObjects(n: number): { store: string; object: KubeObject
 
 /**
  * Changes exactly one object: a new generation of one app's EndpointSlice (one endpoint moves,
- * as in a rolling deploy). Deterministic: app indices step through the cluster.
+ * as in a rolling deploy) or of its Ingress (a path changes, so its routes and map lines change).
+ * Deterministic: app indices step through the cluster.
  */
 export class OneObjectChanger {
+  /** Which kind of object each change touches. */
+  readonly kind: 'endpointslice' | 'ingress';
   #generation = 0;
   #cursor = 0;
 
@@ -168,11 +171,17 @@ export class OneObjectChanger {
     private readonly stores: StoreProvider,
     private readonly cluster: SyntheticCluster,
     private readonly apps: number,
-  ) {}
+    kind: 'endpointslice' | 'ingress' = 'endpointslice',
+  ) {
+    this.kind = kind;
+  }
 
+  /** An EndpointSlice: one endpoint moves. An Ingress: one of its paths changes (`/api/vN`). */
   change(): void {
     const index = (this.#cursor = (this.#cursor + 7919) % this.apps);
-    this.stores.store('endpointslices').upsert(this.cluster.endpointSlice(index, ++this.#generation));
+    const generation = ++this.#generation;
+    if (this.kind === 'ingress') this.stores.store('ingresses').upsert(this.cluster.ingress(index, generation));
+    else this.stores.store('endpointslices').upsert(this.cluster.endpointSlice(index, generation));
   }
 }
 

@@ -1,7 +1,7 @@
 // Scaling curve (`npm run bench:scale`): for each cluster size N it records, on a fresh
-// one-thread PoolPipeline, the cold render (first render in a fresh worker), the render after
-// one object changed, the main thread's dispatch cost for that change, validation time, rendered
-// size and the worker's heap. Writes bench/results/scale.json and bench/results/scale.svg.
+// one-thread PoolPipeline, the cold render (first render in a fresh worker), the incremental
+// render after one Ingress changed and after one EndpointSlice changed (render and validation),
+// the main thread's dispatch cost for that change, rendered size and the worker's heap. Writes bench/results/scale.json and bench/results/scale.svg.
 // Sizes default to 100, 1,000, 10,000 and 50,000; pass others as arguments.
 import { writeFile, mkdir } from 'node:fs/promises';
 import { silentLogger } from '../src/main/logger.js';
@@ -10,7 +10,7 @@ import { lineChartSvg } from '../src/main/svg-chart.js';
 import { loadTemplateSet } from '../src/main/template-set.js';
 import { environment, median, OneObjectChanger, populatedStores, printTable, sig, type Row } from './lib.js';
 
-const INCREMENTAL_SAMPLES = 5;
+const INCREMENTAL_SAMPLES = 9;
 const sizes = process.argv.slice(2).map(Number).filter((n) => Number.isInteger(n) && n > 0);
 const N = sizes.length > 0 ? sizes : [100, 1_000, 10_000, 50_000];
 const never = new AbortController().signal;
@@ -22,32 +22,40 @@ for (const n of N) {
   const pool = await PoolPipeline.create({ templateSet: set, threads: 1, renderTimeoutMs: 600_000, logger: silentLogger() });
   try {
     const cold = await pool.execute(never, stores, 'reconcile');
-    const changer = new OneObjectChanger(stores, cluster, n);
-    const render: number[] = [];
-    const validate: number[] = [];
-    const total: number[] = [];
-    const dispatch: number[] = [];
     let baseline = { haproxyConfig: cold.haproxyConfig, auxiliaryFiles: cold.auxiliaryFiles };
-    for (let i = 0; i < INCREMENTAL_SAMPLES; i++) {
-      changer.change();
-      const result = await pool.execute(never, stores, 'reconcile', { baseline });
-      baseline = { haproxyConfig: result.haproxyConfig, auxiliaryFiles: result.auxiliaryFiles };
-      render.push(result.timings.renderMs);
-      validate.push(result.timings.validateMs);
-      total.push(result.timings.totalMs);
-      dispatch.push(pool.stats.lastDispatchMs);
-    }
+    // One changed object per render, as the coordinator would see it: the baseline is the previous output.
+    const measure = async (kind: 'endpointslice' | 'ingress'): Promise<{ render: number; validate: number; total: number; dispatch: number }> => {
+      const changer = new OneObjectChanger(stores, cluster, n, kind);
+      const render: number[] = [];
+      const validate: number[] = [];
+      const total: number[] = [];
+      const dispatch: number[] = [];
+      for (let i = 0; i < INCREMENTAL_SAMPLES; i++) {
+        changer.change();
+        const result = await pool.execute(never, stores, 'reconcile', { baseline });
+        baseline = { haproxyConfig: result.haproxyConfig, auxiliaryFiles: result.auxiliaryFiles };
+        render.push(result.timings.renderMs);
+        validate.push(result.timings.validateMs);
+        total.push(result.timings.totalMs);
+        dispatch.push(pool.stats.lastDispatchMs);
+      }
+      return { render: median(render), validate: median(validate), total: median(total), dispatch: median(dispatch) };
+    };
+    const ingress = await measure('ingress');
+    const slice = await measure('endpointslice');
     const [status] = await pool.workerStatus();
     const row: Row = {
       ingresses: n,
       coldRenderMs: sig(cold.timings.renderMs),
       coldValidateMs: sig(cold.timings.validateMs),
       coldTotalMs: sig(cold.timings.totalMs),
-      incrementalRenderMs: sig(median(render)),
-      incrementalValidateMs: sig(median(validate)),
-      incrementalTotalMs: sig(median(total)),
-      incrementalOverCold: sig(median(total) / cold.timings.totalMs),
-      dispatchMs: sig(median(dispatch)),
+      ingressChangeRenderMs: sig(ingress.render),
+      ingressChangeValidateMs: sig(ingress.validate),
+      ingressChangeTotalMs: sig(ingress.total),
+      ingressChangeOverCold: sig(ingress.total / cold.timings.totalMs),
+      sliceChangeTotalMs: sig(slice.total),
+      sliceChangeOverCold: sig(slice.total / cold.timings.totalMs),
+      dispatchMs: sig(median([ingress.dispatch, slice.dispatch])),
       configKiB: sig(Buffer.byteLength(cold.haproxyConfig) / 1024),
       workerHeapMiB: sig((status?.heapUsedBytes ?? 0) / 1024 / 1024),
     };
@@ -58,7 +66,7 @@ for (const n of N) {
   }
 }
 
-printTable('scaling curve (PoolPipeline, 1 worker; incremental = 1 EndpointSlice changed, median of 5)', rows);
+printTable(`scaling curve (PoolPipeline, 1 worker; 1 changed Ingress / EndpointSlice per render, median of ${INCREMENTAL_SAMPLES})`, rows);
 const results = new URL('./results/', import.meta.url);
 await mkdir(results, { recursive: true });
 await writeFile(new URL('scale.json', results), `${JSON.stringify({ suite: 'scale', rows, environment: environment() }, null, 2)}\n`);
@@ -76,8 +84,8 @@ await writeFile(
     logY: { floor: 0.1 },
     series: [
       series('cold', '#d62728', 'coldTotalMs'),
-      series('1 changed', '#ff7f0e', 'incrementalTotalMs'),
-      series('1 changed: validate', '#2ca02c', 'incrementalValidateMs'),
+      series('1 Ingress changed', '#ff7f0e', 'ingressChangeTotalMs'),
+      series('1 EndpointSlice changed', '#9467bd', 'sliceChangeTotalMs'),
       series('main-thread dispatch', '#1f77b4', 'dispatchMs'),
     ],
   }),

@@ -321,6 +321,27 @@ describe('StoreProvider', () => {
     expect(provider.changesSince(provider.oldestDeltaVersion - 1).kind).toBe('full');
   });
 
+  it('sizes the default change log by the number of objects, so churn on a small cluster keeps little history alive', () => {
+    const provider = new StoreProvider();
+    const services = provider.define('services');
+    for (let i = 0; i < 10; i++) services.upsert(obj('default', `svc-${i}`));
+    expect(provider.changeLogCapacity).toBe(4096);
+    // 30,000 modifications of 10 objects: the log is trimmed to between 1 and 2 times 4,096.
+    for (let i = 0; i < 30_000; i++) services.upsert(obj('default', `svc-${i % 10}`));
+    const window = provider.version - provider.oldestDeltaVersion;
+    expect(window).toBeGreaterThanOrEqual(4096);
+    expect(window).toBeLessThan(2 * 4096);
+    expect(provider.changesSince(provider.version - 4096).kind).toBe('delta');
+    expect(provider.changesSince(0).kind).toBe('full');
+
+    // A large cluster gets a larger log: one change per object.
+    const big = new StoreProvider();
+    const pods = big.define('pods');
+    for (let i = 0; i < 10_000; i++) pods.upsert(obj('default', `pod-${i}`));
+    expect(big.changeLogCapacity).toBe(10_000);
+    expect(big.changesSince(0).kind).toBe('delta');
+  });
+
   it('refuses a changeLogCapacity below 1', () => {
     expect(() => new StoreProvider([], { changeLogCapacity: 0 })).toThrow(TypeError);
   });

@@ -58,6 +58,7 @@ program
   .option('--json <file>', 'write the JSON report here')
   .option('--markdown <file>', 'also write the Markdown summary here (it is always printed)')
   .option('--svg <file>', 'write an SVG chart of main event-loop delay over time here')
+  .option('--rss-svg <file>', 'write an SVG chart of RSS and heap over time here (default with --svg: next to it, as <name>-rss.svg)')
   .addOption(new Option('--threads <n>', 'worker threads of the pool').argParser((v) => Number.parseInt(v, 10)))
   .addOption(new Option('--child <mode>', 'internal: run one mode in this process').choices(['inline', 'pool']).hideHelp())
   .action(
@@ -70,10 +71,13 @@ program
       json?: string;
       markdown?: string;
       svg?: string;
+      rssSvg?: string;
       threads?: number;
       child?: LoadtestMode;
     }) => {
-      const { child, json, markdown, svg, ...flood } = opts;
+      const { child, json, markdown, svg, rssSvg: rssSvgOption, ...flood } = opts;
+      // By default the memory chart goes next to the event-loop delay chart: a.svg -> a-rss.svg.
+      const rssSvg = rssSvgOption ?? (svg === undefined ? undefined : svg.replace(/(\.svg)?$/i, '-rss.svg'));
       process.exitCode =
         child === undefined
           ? await runLoadtest({
@@ -81,6 +85,7 @@ program
               ...(json === undefined ? {} : { json: resolve(json) }),
               ...(markdown === undefined ? {} : { markdown: resolve(markdown) }),
               ...(svg === undefined ? {} : { svg: resolve(svg) }),
+              ...(rssSvg === undefined ? {} : { rssSvg: resolve(rssSvg) }),
             })
           : await runLoadtestChild(child, flood);
     },

@@ -2,10 +2,11 @@
 // executor (InlinePipeline, then PoolPipeline), each in a fresh child process, through the real
 // path: SyntheticCluster -> stores -> ChangeBatcher -> bus -> Reconciler -> Coordinator ->
 // executor. The child measures its main thread (event-loop delay and utilisation, renders,
-// coalescing, critical drops, freshness after the flood, peak memory) and serves /healthz on
-// 127.0.0.1, which the parent probes every 50 ms over persistent connections, so the client's
-// timing is not skewed by the child's blocked loop. The parent writes a JSON report, a Markdown
-// summary (always printed) and an SVG chart of event-loop delay over time.
+// coalescing, critical drops, freshness after the flood, memory over time and whether RSS settles)
+// and serves /healthz on 127.0.0.1, which the parent probes every 50 ms over persistent
+// connections, so the client's timing is not skewed by the child's blocked loop. The parent writes
+// a JSON report, a Markdown summary (always printed), an SVG chart of event-loop delay over time
+// and one of memory over time.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
@@ -25,7 +26,7 @@ import type { PipelineExecutor } from './pipeline.js';
 import { PoolPipeline } from './pool-pipeline.js';
 import { Reconciler } from './reconciler.js';
 import { StoreProvider } from './store-provider.js';
-import { lineChartSvg } from './svg-chart.js';
+import { lineChartSvg, type ChartSeries } from './svg-chart.js';
 import { SyntheticCluster } from './synthetic-cluster.js';
 import { loadTemplateSet } from './template-set.js';
 
@@ -47,10 +48,48 @@ export interface LoadtestOptions extends FloodOptions {
   readonly json?: string;
   readonly markdown?: string;
   readonly svg?: string;
+  /** SVG chart of RSS and heap over time. */
+  readonly rssSvg?: string;
+}
+
+/** One window of the memory series. */
+export interface MemoryPoint {
+  /** End of the window, ms since the flood started. */
+  readonly tMs: number;
+  /** Max process RSS (all threads) sampled in the window. */
+  readonly rssMb: number;
+  /** Main-thread V8 heap in use at the window's last sample. */
+  readonly heapMb: number;
+  /**
+   * The pool workers' V8 heap in use, summed over the workers, from the last status they answered
+   * in the window (a busy worker answers between renders); null when none arrived, and always for
+   * the inline mode.
+   */
+  readonly workerHeapMb: number | null;
+}
+
+/** Whether RSS settles over the flood (see RSS_SETTLED_RULE). */
+export interface MemorySettling {
+  /** Max RSS of the windows ending in the first half of the flood. */
+  readonly rssFirstHalfPeakMb: number;
+  /** Max RSS of the windows ending in the second half of the flood. */
+  readonly rssSecondHalfPeakMb: number;
+  /** rssSecondHalfPeakMb over rssFirstHalfPeakMb, as growth in % (negative when it fell). */
+  readonly rssGrowthPct: number;
+  /** Least-squares slope of the windows' RSS over the second half of the flood. */
+  readonly rssSlopeMbPerMin: number;
+  /** rssSlopeMbPerMin in % of the flood's RSS peak (the larger half peak). */
+  readonly rssSlopePctPerMin: number;
+  readonly rssSettled: boolean;
+  /** The same halves for the main heap (its value at each window's end) and the workers' heap. */
+  readonly heapFirstHalfPeakMb: number;
+  readonly heapSecondHalfPeakMb: number;
+  readonly workerHeapFirstHalfPeakMb: number | null;
+  readonly workerHeapSecondHalfPeakMb: number | null;
 }
 
 /** What one child measures; the parent adds the probe figures. */
-export interface ChildReport {
+export interface ChildReport extends MemorySettling {
   readonly mode: LoadtestMode;
   readonly threads: number | null;
   /** Changes applied to the stores during the flood (rate x duration, caught up after stalls). */
@@ -78,9 +117,18 @@ export interface ChildReport {
   /** Process RSS (all threads) and main-thread V8 heap in use, sampled every 100 ms. */
   readonly peakRssMb: number;
   readonly peakHeapMb: number;
+  /** Peak of the pool workers' heap in use (summed over the workers); null for the inline mode. */
+  readonly peakWorkerHeapMb: number | null;
   /** Max event-loop delay (net) per window, from the flood's start. */
   readonly seriesWindowMs: number;
   readonly series: readonly { readonly tMs: number; readonly eldMaxMs: number }[];
+  /**
+   * Memory per window from the flood's start until the end of the freshness wait (the window
+   * ending at the flood's end is cut there). 1 s windows; shorter for floods under 20 s (at least
+   * 20 windows per flood), longer for floods over 30 min (at most MAX_MEMORY_POINTS points).
+   */
+  readonly memoryWindowMs: number;
+  readonly memorySeries: readonly MemoryPoint[];
 }
 
 export interface ModeReport extends ChildReport {
@@ -96,6 +144,8 @@ export interface ModeReport extends ChildReport {
 export interface LoadtestReport {
   readonly options: FloodOptions;
   readonly environment: { readonly node: string; readonly platform: string; readonly cpus: number };
+  /** How `rssSettled` is decided (RSS_SETTLED_RULE). */
+  readonly rssSettledRule: string;
   readonly inline?: ModeReport;
   readonly pool?: ModeReport;
 }
@@ -106,6 +156,21 @@ const TICK_MS = 10;
 const SERIES_WINDOW_MS = 250;
 const MAX_SERIES_POINTS = 20_000;
 const MEMORY_SAMPLE_MS = 100;
+const MEMORY_WINDOW_MS = 1000;
+/** Fewest memory windows per flood (shorter floods get shorter windows, down to MEMORY_SAMPLE_MS). */
+const MIN_MEMORY_WINDOWS = 20;
+const MAX_MEMORY_POINTS = 2000;
+/** A worker status not answered by then no longer holds back the next request. */
+const WORKER_STATUS_TIMEOUT_MS = 5000;
+/** Settling bounds: the second half of the flood may add this much to the first half's RSS peak ... */
+const RSS_SETTLED_MAX_GROWTH_PCT = 5;
+/** ... and its RSS trend may rise this fast, in % of the flood's RSS peak per minute. */
+const RSS_SETTLED_MAX_SLOPE_PCT_PER_MIN = 5;
+export const RSS_SETTLED_RULE =
+  `RSS is settled when, splitting the flood (its start to its last change) into halves by the end time of each memory window, ` +
+  `the second half's peak RSS is at most ${RSS_SETTLED_MAX_GROWTH_PCT}% above the first half's (rssGrowthPct <= ${RSS_SETTLED_MAX_GROWTH_PCT}) ` +
+  `and the least-squares slope of the second half's per-window peak RSS is at most ${RSS_SETTLED_MAX_SLOPE_PCT_PER_MIN}% of the flood's RSS peak per minute ` +
+  `(rssSlopePctPerMin <= ${RSS_SETTLED_MAX_SLOPE_PCT_PER_MIN}). The freshness wait after the flood is plotted but not judged.`;
 const PROGRESS_MS = 1000;
 const INITIAL_RENDER_TIMEOUT_MS = 120_000;
 const FRESHNESS_TIMEOUT_MS = 60_000;
@@ -158,6 +223,7 @@ export async function runLoadtest(options: LoadtestOptions): Promise<number> {
   const report: { -readonly [K in keyof LoadtestReport]: LoadtestReport[K] } = {
     options: flood,
     environment: { node: process.version, platform: `${process.platform}-${process.arch}`, cpus: availableParallelism() },
+    rssSettledRule: RSS_SETTLED_RULE,
   };
   console.error(
     `loadtest: ${flood.ingresses} Ingresses, ${flood.rate} changes/s for ${flood.duration} s, seed ${flood.seed}; ` +
@@ -170,6 +236,7 @@ export async function runLoadtest(options: LoadtestOptions): Promise<number> {
   if (options.json !== undefined) await writeFile(options.json, `${JSON.stringify(report, null, 2)}\n`);
   if (options.markdown !== undefined) await writeFile(options.markdown, markdown);
   if (options.svg !== undefined) await writeFile(options.svg, eventLoopDelayChart(report));
+  if (options.rssSvg !== undefined) await writeFile(options.rssSvg, memoryChart(report));
 
   const problems = modes.flatMap((mode) => {
     const r = report[mode] as ModeReport;
@@ -402,7 +469,10 @@ export async function runLoadtestChild(mode: LoadtestMode, options: FloodOptions
       pool = await PoolPipeline.create({ templateSet: set, logger: silentLogger(), ...threads });
     }
     const pipeline = pool ?? new InlinePipeline({ templateSet: set });
-    const result = await floodOnce({ mode, options, cluster, stores, pipeline, threads: pool?.threads ?? null, parent });
+    const workers = pool;
+    const workerHeapBytes =
+      workers === undefined ? null : async () => (await workers.workerStatus()).reduce((sum, w) => sum + w.heapUsedBytes, 0);
+    const result = await floodOnce({ mode, options, cluster, stores, pipeline, threads: pool?.threads ?? null, workerHeapBytes, parent });
     emit({ loadtest: 'result', result });
     // The parent closes our stdin once its last probe is answered.
     await parent.until(() => parent.ended, RELEASE_TIMEOUT_MS);
@@ -421,6 +491,8 @@ interface FloodRig {
   readonly stores: StoreProvider;
   readonly pipeline: PipelineExecutor;
   readonly threads: number | null;
+  /** The pool workers' heap in use, summed; null for the inline mode. */
+  readonly workerHeapBytes: (() => Promise<number>) | null;
   readonly parent: ParentChannel;
 }
 
@@ -437,7 +509,7 @@ async function floodOnce(rig: FloodRig): Promise<ChildReport> {
   bus.start();
   const running = [reconciler.start(controller.signal), coordinator.start(controller.signal), observer.run()];
   let progress: NodeJS.Timeout | undefined;
-  let memory: PeakMemory | undefined;
+  let memory: MemorySampler | undefined;
   try {
     await coordinator.whenReady();
     const initialStarted = performance.now();
@@ -451,7 +523,7 @@ async function floodOnce(rig: FloodRig): Promise<ChildReport> {
 
     // Measurement starts here, after the first render.
     const coalescedBefore = coordinator.stats.coalesced;
-    memory = new PeakMemory();
+    memory = new MemorySampler(memoryWindowMs(rig.options.duration), rig.workerHeapBytes);
     const flood = new FloodDriver(rig, new ChangeBatcher(bus), observer);
     progress = setInterval(
       () =>
@@ -464,6 +536,7 @@ async function floodOnce(rig: FloodRig): Promise<ChildReport> {
     observer.counting = true;
     emit({ loadtest: 'flood-start' });
     const measured = await flood.run();
+    memory.markFloodEnd();
     emit({ loadtest: 'flood-end' });
     log(`flood over: ${flood.applied} changes in ${(measured.floodMs / 1000).toFixed(1)} s; waiting for a render of store version ${stores.version}`);
 
@@ -472,7 +545,7 @@ async function floodOnce(rig: FloodRig): Promise<ChildReport> {
       () => false,
     );
     observer.counting = false;
-    memory.stop();
+    await memory.stop();
     const freshnessMs = (observer.freshAt ?? performance.now()) - measured.lastChangeAt;
     if (observer.lastFailure !== '') log(`last failure: ${observer.lastFailure}`);
     log(`done: renders=${observer.renders} freshness=${freshnessMs.toFixed(0)} ms${fresh ? '' : ' (timed out)'}`);
@@ -498,12 +571,16 @@ async function floodOnce(rig: FloodRig): Promise<ChildReport> {
       fresh,
       peakRssMb: round(memory.peakRss / 2 ** 20, 1),
       peakHeapMb: round(memory.peakHeap / 2 ** 20, 1),
+      peakWorkerHeapMb: memory.peakWorkerHeap === null ? null : round(memory.peakWorkerHeap / 2 ** 20, 1),
       seriesWindowMs: SERIES_WINDOW_MS,
       series: measured.series,
+      ...memorySettling(memory.points, memory.floodEndMs),
+      memoryWindowMs: memory.windowMs,
+      memorySeries: memory.points,
     };
   } finally {
     clearInterval(progress);
-    memory?.stop();
+    await memory?.stop();
     controller.abort();
     observer.close();
     await Promise.all(running);
@@ -760,27 +837,189 @@ async function startHealthServer(): Promise<{ port: number; close: () => Promise
   };
 }
 
-/** Peak RSS and heap in use, sampled on a timer (bounded: two numbers). */
-class PeakMemory {
+/**
+ * Memory over the flood and the freshness wait: process RSS and main-thread heap sampled every
+ * MEMORY_SAMPLE_MS (their peaks, as before), and one point per window (the window's max RSS, the
+ * heap at its end). For the pool mode it also asks the workers for their heap once per window,
+ * with at most one request outstanding (a request unanswered for WORKER_STATUS_TIMEOUT_MS stops
+ * holding back the next), and keeps the latest answer of each window. Bounded: the points are
+ * capped at MAX_MEMORY_POINTS, which memoryWindowMs keeps out of reach.
+ */
+class MemorySampler {
+  readonly windowMs: number;
   peakRss = 0;
   peakHeap = 0;
+  peakWorkerHeap: number | null = null;
+  readonly points: MemoryPoint[] = [];
+  readonly #workerHeapBytes: (() => Promise<number>) | null;
+  readonly #started = performance.now();
   readonly #timer: NodeJS.Timeout;
+  #windowStart = this.#started;
+  #windowRss = 0;
+  #heap = 0;
+  #windowWorkerHeap: number | null = null;
+  #statusSince: number | undefined;
+  #floodEndMs: number | undefined;
+  #stopped = false;
 
-  constructor() {
+  constructor(windowMs: number, workerHeapBytes: (() => Promise<number>) | null) {
+    this.windowMs = windowMs;
+    this.#workerHeapBytes = workerHeapBytes;
     this.#sample();
-    this.#timer = setInterval(() => this.#sample(), MEMORY_SAMPLE_MS);
+    void this.#requestWorkerHeap();
+    this.#timer = setInterval(() => this.#tick(), MEMORY_SAMPLE_MS);
   }
 
-  stop(): void {
-    clearInterval(this.#timer);
+  /** ms since the start at which the flood ended (the last window of the flood ends there). */
+  get floodEndMs(): number {
+    return this.#floodEndMs ?? this.#elapsedMs();
+  }
+
+  /** Cuts the current window at the flood's end, so the flood's windows end within it. */
+  markFloodEnd(): void {
+    if (this.#stopped || this.#floodEndMs !== undefined) return;
     this.#sample();
+    this.#closeWindow(true);
+    this.#floodEndMs = this.points.at(-1)?.tMs ?? round(this.#elapsedMs(), 0);
+  }
+
+  /** Stops sampling after a last worker status (bounded) and a last sample. Idempotent. */
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    clearInterval(this.#timer);
+    this.#statusSince = undefined;
+    await this.#requestWorkerHeap();
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#sample();
+    this.#closeWindow(true);
+  }
+
+  #tick(): void {
+    this.#sample();
+    if (performance.now() - this.#windowStart >= this.windowMs) {
+      this.#closeWindow(false);
+      void this.#requestWorkerHeap();
+    }
   }
 
   #sample(): void {
     const usage = process.memoryUsage();
     this.peakRss = Math.max(this.peakRss, usage.rss);
     this.peakHeap = Math.max(this.peakHeap, usage.heapUsed);
+    this.#windowRss = Math.max(this.#windowRss, usage.rss);
+    this.#heap = usage.heapUsed;
   }
+
+  /** Resolves once the workers answered, failed, or WORKER_STATUS_TIMEOUT_MS passed. */
+  async #requestWorkerHeap(): Promise<void> {
+    const query = this.#workerHeapBytes;
+    const now = performance.now();
+    if (query === null || this.#stopped) return;
+    if (this.#statusSince !== undefined && now - this.#statusSince < WORKER_STATUS_TIMEOUT_MS) return;
+    this.#statusSince = now;
+    let timer: NodeJS.Timeout | undefined;
+    const answered = query().then(
+      (bytes) => {
+        if (this.#statusSince === now) this.#statusSince = undefined;
+        if (this.#stopped) return;
+        this.#windowWorkerHeap = bytes;
+        this.peakWorkerHeap = Math.max(this.peakWorkerHeap ?? 0, bytes);
+      },
+      () => {
+        // A worker being replaced: the next window asks again.
+        if (this.#statusSince === now) this.#statusSince = undefined;
+      },
+    );
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, WORKER_STATUS_TIMEOUT_MS);
+    });
+    await Promise.race([answered, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  /** `final`: a sliver of a window (under half) joins the previous point rather than standing alone. */
+  #closeWindow(final: boolean): void {
+    const point: MemoryPoint = {
+      tMs: round(this.#elapsedMs(), 0),
+      rssMb: toMb(this.#windowRss),
+      heapMb: toMb(this.#heap),
+      workerHeapMb: this.#windowWorkerHeap === null ? null : toMb(this.#windowWorkerHeap),
+    };
+    this.#windowStart = performance.now();
+    this.#windowRss = 0;
+    this.#windowWorkerHeap = null;
+    const last = this.points.at(-1);
+    if (final && last !== undefined && point.tMs - last.tMs < this.windowMs / 2 && last.tMs !== this.#floodEndMs) {
+      this.points[this.points.length - 1] = {
+        tMs: point.tMs,
+        rssMb: Math.max(last.rssMb, point.rssMb),
+        heapMb: point.heapMb,
+        workerHeapMb: point.workerHeapMb ?? last.workerHeapMb,
+      };
+    } else if (this.points.length < MAX_MEMORY_POINTS) {
+      this.points.push(point);
+    }
+  }
+
+  #elapsedMs(): number {
+    return performance.now() - this.#started;
+  }
+}
+
+/** 1 s; shorter for short floods (MIN_MEMORY_WINDOWS per flood); whole seconds, longer, for long ones. */
+export function memoryWindowMs(durationSeconds: number): number {
+  const short = Math.floor((durationSeconds * 1000) / MIN_MEMORY_WINDOWS / MEMORY_SAMPLE_MS) * MEMORY_SAMPLE_MS;
+  const window = Math.max(MEMORY_SAMPLE_MS, Math.min(MEMORY_WINDOW_MS, short));
+  // The series runs until the end of the freshness wait; keep well under the cap.
+  const longestMs = durationSeconds * 1000 + FRESHNESS_TIMEOUT_MS;
+  const budget = MAX_MEMORY_POINTS - 100;
+  return longestMs / window <= budget ? window : Math.ceil(longestMs / budget / 1000) * 1000;
+}
+
+/**
+ * The settling figures of a memory series (see RSS_SETTLED_RULE). Points ending after
+ * `floodEndMs` (the freshness wait) are left out; each point counts in the half its window ends in.
+ */
+export function memorySettling(points: readonly MemoryPoint[], floodEndMs: number): MemorySettling {
+  const flood = points.filter((p) => p.tMs <= floodEndMs);
+  const first = flood.filter((p) => p.tMs <= floodEndMs / 2);
+  const second = flood.filter((p) => p.tMs > floodEndMs / 2);
+  const peak = (of: readonly MemoryPoint[], value: (p: MemoryPoint) => number | null): number | null => {
+    const values = of.map(value).filter((v): v is number => v !== null);
+    return values.length === 0 ? null : Math.max(...values);
+  };
+  const rssFirst = peak(first, (p) => p.rssMb) ?? 0;
+  const rssSecond = peak(second, (p) => p.rssMb) ?? rssFirst;
+  const rssPeak = Math.max(rssFirst, rssSecond);
+  const growthPct = rssFirst > 0 ? (rssSecond / rssFirst - 1) * 100 : 0;
+  const slopeMbPerMin = leastSquaresSlope(second.map((p) => [p.tMs / 60_000, p.rssMb] as const));
+  const slopePctPerMin = rssPeak > 0 ? (slopeMbPerMin / rssPeak) * 100 : 0;
+  return {
+    rssFirstHalfPeakMb: round(rssFirst, 1),
+    rssSecondHalfPeakMb: round(rssSecond, 1),
+    rssGrowthPct: round(growthPct, 2),
+    rssSlopeMbPerMin: round(slopeMbPerMin, 2),
+    rssSlopePctPerMin: round(slopePctPerMin, 2),
+    rssSettled: growthPct <= RSS_SETTLED_MAX_GROWTH_PCT && slopePctPerMin <= RSS_SETTLED_MAX_SLOPE_PCT_PER_MIN,
+    heapFirstHalfPeakMb: round(peak(first, (p) => p.heapMb) ?? 0, 1),
+    heapSecondHalfPeakMb: round(peak(second, (p) => p.heapMb) ?? 0, 1),
+    workerHeapFirstHalfPeakMb: peak(first, (p) => p.workerHeapMb),
+    workerHeapSecondHalfPeakMb: peak(second, (p) => p.workerHeapMb),
+  };
+}
+
+/** Slope of the least-squares line through [x, y] points; 0 with fewer than two distinct x. */
+function leastSquaresSlope(points: readonly (readonly [number, number])[]): number {
+  if (points.length < 2) return 0;
+  const meanX = points.reduce((sum, [x]) => sum + x, 0) / points.length;
+  const meanY = points.reduce((sum, [, y]) => sum + y, 0) / points.length;
+  let sxy = 0;
+  let sxx = 0;
+  for (const [x, y] of points) {
+    sxy += (x - meanX) * (y - meanY);
+    sxx += (x - meanX) ** 2;
+  }
+  return sxx === 0 ? 0 : sxy / sxx;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -792,6 +1031,8 @@ interface Row {
   readonly digits: number;
   /** Shown instead of the number, e.g. for a timed-out wait. */
   readonly note?: (r: ModeReport) => string | undefined;
+  /** No pool/inline ratio (a verdict, or a figure that may be negative). */
+  readonly noRatio?: boolean;
 }
 
 const ROWS: readonly Row[] = [
@@ -816,6 +1057,37 @@ const ROWS: readonly Row[] = [
   },
   { label: 'peak RSS (MB)', value: (r) => r.peakRssMb, digits: 0 },
   { label: 'peak main heap (MB)', value: (r) => r.peakHeapMb, digits: 0 },
+  {
+    label: "peak workers' heap, all workers (MB)",
+    value: (r) => r.peakWorkerHeapMb ?? 0,
+    digits: 0,
+    note: (r) => (r.peakWorkerHeapMb === null ? '–' : undefined),
+  },
+  { label: 'RSS peak, first half of the flood (MB)', value: (r) => r.rssFirstHalfPeakMb, digits: 0 },
+  { label: 'RSS peak, second half of the flood (MB)', value: (r) => r.rssSecondHalfPeakMb, digits: 0 },
+  { label: 'RSS growth, second half over first (%)', value: (r) => r.rssGrowthPct, digits: 1, noRatio: true },
+  {
+    label: 'RSS slope over the second half (MB/min)',
+    value: (r) => r.rssSlopeMbPerMin,
+    digits: 1,
+    note: (r) => `${r.rssSlopeMbPerMin.toFixed(1)} (${r.rssSlopePctPerMin.toFixed(1)} % of peak)`,
+    noRatio: true,
+  },
+  { label: 'RSS settled', value: (r) => (r.rssSettled ? 1 : 0), digits: 0, note: (r) => (r.rssSettled ? 'yes' : '**no**'), noRatio: true },
+  {
+    label: 'main heap, first / second half peak (MB)',
+    value: (r) => r.heapSecondHalfPeakMb,
+    digits: 0,
+    note: (r) => `${r.heapFirstHalfPeakMb.toFixed(0)} / ${r.heapSecondHalfPeakMb.toFixed(0)}`,
+    noRatio: true,
+  },
+  {
+    label: "workers' heap, first / second half peak (MB)",
+    value: (r) => r.workerHeapSecondHalfPeakMb ?? 0,
+    digits: 0,
+    note: (r) => `${r.workerHeapFirstHalfPeakMb?.toFixed(0) ?? '–'} / ${r.workerHeapSecondHalfPeakMb?.toFixed(0) ?? '–'}`,
+    noRatio: true,
+  },
 ];
 
 export function markdownSummary(report: LoadtestReport): string {
@@ -838,9 +1110,15 @@ export function markdownSummary(report: LoadtestReport): string {
       const r = report[m] as ModeReport;
       return row.note?.(r) ?? row.value(r).toFixed(row.digits);
     });
-    if (both) cells.push(ratio(row.value(report.pool as ModeReport), row.value(report.inline as ModeReport)));
+    if (both) cells.push(row.noRatio === true ? '–' : ratio(row.value(report.pool as ModeReport), row.value(report.inline as ModeReport)));
     lines.push(`| ${row.label} | ${cells.join(' | ')} |`);
   }
+  const windows = [...new Set(modes.map((m) => (report[m] as ModeReport).memoryWindowMs))].join(' / ');
+  lines.push(
+    '',
+    `Memory is sampled every ${MEMORY_SAMPLE_MS} ms and kept per ${windows} ms window (max RSS, heap at the window's end). ` +
+      report.rssSettledRule,
+  );
   return `${lines.join('\n')}\n`;
 }
 
@@ -868,8 +1146,45 @@ export function eventLoopDelayChart(report: LoadtestReport): string {
   });
 }
 
+/** RSS (solid), main heap (dashed) and, for the pool, the workers' heap (dotted) over time, both modes on one plot. */
+export function memoryChart(report: LoadtestReport): string {
+  const colors: Record<LoadtestMode, { rss: string; heap: string; workers: string }> = {
+    inline: { rss: '#d62728', heap: '#d62728', workers: '#ff9896' },
+    pool: { rss: '#1f77b4', heap: '#1f77b4', workers: '#2ca02c' },
+  };
+  const series: ChartSeries[] = [];
+  const floodEnds: number[] = [];
+  for (const mode of ['inline', 'pool'] as const) {
+    const r = report[mode];
+    if (r === undefined) continue;
+    const at = (p: MemoryPoint): number => p.tMs / 1000;
+    floodEnds.push(r.floodMs / 1000);
+    series.push({
+      name: `${mode} RSS (${r.rssSettled ? 'settled' : 'not settled'})`,
+      color: colors[mode].rss,
+      points: r.memorySeries.map((p) => [at(p), p.rssMb] as const),
+    });
+    series.push({ name: `${mode} main heap`, color: colors[mode].heap, dash: '6 3', points: r.memorySeries.map((p) => [at(p), p.heapMb] as const) });
+    const workers = r.memorySeries.flatMap((p) => (p.workerHeapMb === null ? [] : [[at(p), p.workerHeapMb] as const]));
+    if (workers.length > 0) series.push({ name: `${mode} workers' heap`, color: colors[mode].workers, dash: '2 3', points: workers });
+  }
+  const windowMs = report.inline?.memoryWindowMs ?? report.pool?.memoryWindowMs ?? MEMORY_WINDOW_MS;
+  const o = report.options;
+  return lineChartSvg({
+    title: `Memory during the flood: ${o.ingresses} Ingresses, ${o.rate} changes/s`,
+    xLabel: 'time since the flood started (s)',
+    yLabel: `MB (RSS: max per ${windowMs} ms; heaps: at its end)`,
+    series,
+    markers: floodEnds.length === 0 ? [] : [{ x: Math.max(...floodEnds), label: 'flood end' }],
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Small helpers.
+
+function toMb(bytes: number): number {
+  return round(bytes / 2 ** 20, 1);
+}
 
 function netDelayMs(nanoseconds: number): number {
   return Math.max(0, nanoseconds / 1e6 - ELD_RESOLUTION_MS);

@@ -8,7 +8,9 @@ import type { KubeObject, StoreChange, StoreDefinition } from '../worker/protoco
 export interface StoreProviderOptions {
   /**
    * Changes kept for delta readers. A reader further behind gets `{ kind: 'full' }`.
-   * @default 200000
+   * By default the capacity follows the stores' size: as many changes as there are objects
+   * (at least 4,096, at most 200,000). Past that point a delta is no cheaper than a snapshot,
+   * and every logged change keeps its object alive, so a larger log only costs memory.
    */
   readonly changeLogCapacity?: number;
 }
@@ -51,15 +53,16 @@ export class Store extends IndexedStore {
 
 export class StoreProvider {
   readonly #stores = new Map<string, Store>();
-  readonly #capacity: number;
+  /** A fixed capacity, or undefined to follow the stores' size. */
+  readonly #capacity: number | undefined;
   /** `#log[i]` is the change that produced version `#firstVersion + i`. */
   #log: StoreChange[] = [];
   #firstVersion = 1;
   #version = 0;
 
   constructor(definitions: readonly Pick<StoreDefinition, 'name' | 'indexBy'>[] = [], options: StoreProviderOptions = {}) {
-    const capacity = options.changeLogCapacity ?? 200_000;
-    if (!Number.isInteger(capacity) || capacity < 1) {
+    const capacity = options.changeLogCapacity;
+    if (capacity !== undefined && (!Number.isInteger(capacity) || capacity < 1)) {
       throw new TypeError(`changeLogCapacity must be a positive integer, got ${String(capacity)}`);
     }
     this.#capacity = capacity;
@@ -142,13 +145,26 @@ export class StoreProvider {
     this.#version++;
     this.#log.push(change);
     // Trim in batches so the amortised cost per change stays O(1).
-    if (this.#log.length >= this.#capacity * 2) {
-      const drop = this.#log.length - this.#capacity;
+    if (this.#log.length < 2 * (this.#capacity ?? MIN_ADAPTIVE_CAPACITY)) return;
+    const capacity = this.changeLogCapacity;
+    if (this.#log.length >= capacity * 2) {
+      const drop = this.#log.length - capacity;
       this.#log = this.#log.slice(drop);
       this.#firstVersion += drop;
     }
   }
+
+  /** The change log's current capacity (fixed, or following the number of objects). */
+  get changeLogCapacity(): number {
+    if (this.#capacity !== undefined) return this.#capacity;
+    let objects = 0;
+    for (const store of this.#stores.values()) objects += store.size;
+    return Math.min(MAX_ADAPTIVE_CAPACITY, Math.max(MIN_ADAPTIVE_CAPACITY, objects));
+  }
 }
+
+const MIN_ADAPTIVE_CAPACITY = 4096;
+const MAX_ADAPTIVE_CAPACITY = 200_000;
 
 /** Keeps the last change per (store, key), in the order of those last changes. */
 function collapse(changes: readonly StoreChange[]): StoreChange[] {

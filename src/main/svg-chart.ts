@@ -1,6 +1,7 @@
-// A hand-written SVG line chart for reports (the load test's event-loop delay over time): one
-// plot, several named series, labelled axes with round-number ticks, grid lines and a legend
-// (one row under the title).
+// A hand-written SVG line chart for reports (the load test's event-loop delay and memory over
+// time): one plot, several named series (solid or dashed), labelled axes with round-number ticks,
+// grid lines, optional vertical markers and a legend (rows under the title, one unless it is too
+// wide).
 // Linear x axis; linear or logarithmic y axis. No dependencies: the output is a standalone
 // SVG document as text.
 
@@ -10,6 +11,14 @@ export interface ChartSeries {
   readonly color: string;
   /** [x, y] pairs in drawing order (x ascending). */
   readonly points: readonly (readonly [number, number])[];
+  /** An SVG stroke-dasharray, e.g. '6 3'; solid when undefined. */
+  readonly dash?: string;
+}
+
+/** A vertical line across the plot at `x`, labelled at its top. */
+export interface ChartMarker {
+  readonly x: number;
+  readonly label: string;
 }
 
 export interface LineChartOptions {
@@ -23,6 +32,7 @@ export interface LineChartOptions {
   readonly height?: number;
   /** A logarithmic y axis; values below `floor` (> 0) are drawn at `floor`. */
   readonly logY?: { readonly floor: number };
+  readonly markers?: readonly ChartMarker[];
 }
 
 interface Axis {
@@ -32,11 +42,15 @@ interface Axis {
 }
 
 const MARGIN = { left: 72, right: 24, top: 64, bottom: 56 } as const;
+const LEGEND_ROW_HEIGHT = 18;
 
 export function lineChartSvg(options: LineChartOptions): string {
   const width = options.width ?? 800;
   const height = options.height ?? 420;
-  const plot = { x0: MARGIN.left, x1: width - MARGIN.right, y0: height - MARGIN.bottom, y1: MARGIN.top };
+  const legend = legendRows(options.series, width);
+  // Each legend row beyond the first pushes the plot down.
+  const top = MARGIN.top + (legend.length - 1) * LEGEND_ROW_HEIGHT;
+  const plot = { x0: MARGIN.left, x1: width - MARGIN.right, y0: height - MARGIN.bottom, y1: top };
   let xMax = 0;
   let yMax = 0;
   for (const s of options.series) {
@@ -45,6 +59,7 @@ export function lineChartSvg(options: LineChartOptions): string {
       yMax = Math.max(yMax, y);
     }
   }
+  for (const m of options.markers ?? []) xMax = Math.max(xMax, m.x);
   const x = linearAxis(xMax, 10, plot.x0, plot.x1);
   const y = options.logY === undefined ? linearAxis(yMax, 6, plot.y0, plot.y1) : logAxis(yMax, options.logY.floor, plot.y0, plot.y1);
   const clampY = (v: number): number => (options.logY === undefined ? v : Math.max(options.logY.floor, v));
@@ -70,23 +85,57 @@ export function lineChartSvg(options: LineChartOptions): string {
   const yMid = (plot.y0 + plot.y1) / 2;
   out.push(`<text x="16" y="${yMid}" text-anchor="middle" transform="rotate(-90 16 ${yMid})">${escapeXml(options.yLabel)}</text>`);
 
+  for (const m of options.markers ?? []) {
+    const px = fixed(x.scale(m.x));
+    out.push(`<line x1="${px}" y1="${plot.y1}" x2="${px}" y2="${plot.y0}" stroke="#777" stroke-dasharray="4 4"/>`);
+    out.push(`<text x="${px}" y="${plot.y1 + 12}" text-anchor="end" dx="-4" fill="#555">${escapeXml(m.label)}</text>`);
+  }
+
   for (const s of options.series) {
     if (s.points.length === 0) continue;
     const coords = s.points.map(([px, py]) => `${fixed(x.scale(px))},${fixed(y.scale(clampY(py)))}`).join(' ');
-    out.push(`<polyline fill="none" stroke="${escapeXml(s.color)}" stroke-width="1.5" stroke-linejoin="round" points="${coords}"/>`);
+    out.push(`<polyline fill="none" stroke="${escapeXml(s.color)}" stroke-width="1.5" stroke-linejoin="round"${dashAttr(s)} points="${coords}"/>`);
   }
 
-  // Legend: one row between the title and the plot, centred, so it never hides a line.
-  const itemWidths = options.series.map((s) => 34 + 7 * s.name.length + 16);
-  let lx = (width - itemWidths.reduce((sum, w) => sum + w, 0)) / 2;
-  const ly = MARGIN.top - 16;
-  options.series.forEach((s, i) => {
-    out.push(`<line x1="${fixed(lx)}" y1="${ly}" x2="${fixed(lx + 24)}" y2="${ly}" stroke="${escapeXml(s.color)}" stroke-width="3"/>`);
-    out.push(`<text x="${fixed(lx + 30)}" y="${ly}" dominant-baseline="middle">${escapeXml(s.name)}</text>`);
-    lx += itemWidths[i] as number;
+  // Legend: rows between the title and the plot, each centred, so it never hides a line.
+  legend.forEach((row, r) => {
+    let lx = (width - row.reduce((sum, item) => sum + item.width, 0)) / 2;
+    const ly = MARGIN.top - 16 + r * LEGEND_ROW_HEIGHT;
+    for (const { series: s, width: w } of row) {
+      out.push(`<line x1="${fixed(lx)}" y1="${ly}" x2="${fixed(lx + 24)}" y2="${ly}" stroke="${escapeXml(s.color)}" stroke-width="3"${dashAttr(s)}/>`);
+      out.push(`<text x="${fixed(lx + 30)}" y="${ly}" dominant-baseline="middle">${escapeXml(s.name)}</text>`);
+      lx += w;
+    }
   });
   out.push('</svg>');
   return `${out.join('\n')}\n`;
+}
+
+interface LegendItem {
+  readonly series: ChartSeries;
+  readonly width: number;
+}
+
+/** Legend items in rows no wider than the chart (less a small margin); always at least one row. */
+function legendRows(series: readonly ChartSeries[], width: number): LegendItem[][] {
+  const rows: LegendItem[][] = [[]];
+  let used = 0;
+  for (const s of series) {
+    const item = { series: s, width: 34 + 7 * s.name.length + 16 };
+    const row = rows.at(-1) as LegendItem[];
+    if (row.length > 0 && used + item.width > width - 16) {
+      rows.push([item]);
+      used = item.width;
+    } else {
+      row.push(item);
+      used += item.width;
+    }
+  }
+  return rows;
+}
+
+function dashAttr(s: ChartSeries): string {
+  return s.dash === undefined ? '' : ` stroke-dasharray="${escapeXml(s.dash)}"`;
 }
 
 /** 0 .. a round number >= max, with about `count` round-number ticks. */
