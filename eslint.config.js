@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'bench/results/**', 'out/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'bench/results/**', 'out/**', '.scratch/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -2,7 +2,10 @@
 // object, so it must depend on nothing but that object and the template set's constants;
 // otherwise a cached text could go stale and the incremental render would differ from a cold
 // one. This walk, run on each template's syntax tree before it is compiled, rejects what could
-// reach outside: `../` paths that climb above the block, block parameters declared outside it,
+// reach outside: every `../` path (Handlebars adds a `../` level only when a block's context is
+// loosely unequal to the current one, which the template text cannot tell, so no depth is
+// provably inside the block; block parameters declared inside it do the job), block parameters
+// declared outside it,
 // `@root` fields other than `values` and `paths`, @data variables of enclosing blocks, and
 // dynamic partials; partials called inside a memo block are checked by the same rules. It also
 // gives every memo block an ID (a hidden hash argument) under which the engine caches its text.
@@ -15,15 +18,11 @@ export const MEMO_ID = '__memoId';
 const ROOT_FIELDS = new Set(['values', 'paths']);
 /** @data variables that the iteration helpers set inside the block. */
 const ITERATION_DATA = new Set(['index', 'key', 'first', 'last']);
-/** Block helpers that render their block with a new context (one more `../` level). */
-const CONTEXT_HELPERS = new Set(['each', 'with', 'memo']);
 
 type Node = hbs.AST.Node;
 
 /** Where a node sits relative to the innermost enclosing memo block. */
 interface InMemo {
-  /** Context levels entered inside the memo block: `../` may climb this many. */
-  readonly depth: number;
   /** Whether an `each` inside the memo block sets @index / @key / @first / @last. */
   readonly iterating: boolean;
   /** Block parameters declared inside the memo block. */
@@ -81,7 +80,9 @@ export function checkMemoBlocks(program: hbs.AST.Program, template: string, snip
       if (head !== undefined && ITERATION_DATA.has(head) && memo.iterating) return;
       fail(path, where, `memo block reads ${path.original}, which belongs to a block outside it`);
     }
-    if (path.depth > memo.depth) fail(path, where, `memo block reads '${path.original}', outside its key object`);
+    if (path.depth > 0) {
+      fail(path, where, `memo block reads '${path.original}': '../' is not allowed inside a memo block (name outer values with block parameters declared inside it, e.g. {{#each servers as |server|}})`);
+    }
     // A plain name may be a block parameter of an enclosing block outside the memo block.
     if (path.depth === 0 && head !== undefined && outerParams.has(head) && !memo.params.has(head)) {
       fail(path, where, `memo block reads block parameter '${head}' of a block outside it`);
@@ -111,8 +112,8 @@ export function checkMemoBlocks(program: hbs.AST.Program, template: string, snip
           prepare(block);
           const inner: InMemo =
             memo === null
-              ? { depth: 0, iterating: false, params: new Set(declared), partials: [] }
-              : { ...memo, depth: memo.depth + 1, params: new Set([...memo.params, ...declared]) };
+              ? { iterating: false, params: new Set(declared), partials: [] }
+              : { ...memo, params: new Set([...memo.params, ...declared]) };
           visitProgram(block.program, inner, where);
           visitProgram(block.inverse, memo, where);
           return;
@@ -125,10 +126,8 @@ export function checkMemoBlocks(program: hbs.AST.Program, template: string, snip
           visitProgram(block.inverse, null, where);
           return;
         }
-        const changes = CONTEXT_HELPERS.has(helper);
         const inner: InMemo = {
           ...memo,
-          depth: changes ? memo.depth + 1 : memo.depth,
           iterating: helper === 'each' ? true : memo.iterating,
           params: new Set([...memo.params, ...declared]),
         };

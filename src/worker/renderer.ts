@@ -1,5 +1,7 @@
-// The pure render service shared by both executors: render the template set against a store
-// view, then validate (structure, then auxiliary files). Returns plain data, never throws: the
+// The render service shared by both executors: render the template set against a store view,
+// then validate (structure, then auxiliary files). Both steps are incremental per engine (model
+// entries, memo blocks, validated sections are reused when unchanged) and give exactly what a
+// cold render and a full validation give. Returns plain data, never throws: the
 // result crosses the thread boundary as is, and the main thread turns failures into
 // PipelineErrors.
 import { createHash } from 'node:crypto';
@@ -8,7 +10,7 @@ import { GuardedReader } from './guarded-reader.js';
 import type { IndexedStore } from './indexed-store.js';
 import type { AuxiliaryFiles, RenderBaseline, RenderOutcome, TemplateSetSource } from './protocol.js';
 import { outputPaths, type RenderScope, type TemplateEngine } from './template-engine.js';
-import { checkAuxiliaryFiles, formatIssue, validateStructure, type ValidationIssue } from './validator.js';
+import { formatIssue, IncrementalValidator, type ValidationIssue } from './validator.js';
 
 export interface RenderRequest {
   readonly set: TemplateSetSource;
@@ -19,6 +21,12 @@ export interface RenderRequest {
 
 /** At most this many issues are spelled out in a failure message. */
 const MAX_REPORTED_ISSUES = 5;
+
+/**
+ * One validator per engine (that is, per worker or inline pipeline): it re-parses only the
+ * sections whose text changed since the previous render, with reports identical to a full parse.
+ */
+const validators = new WeakMap<TemplateEngine, IncrementalValidator>();
 
 export function renderAndValidate(engine: TemplateEngine, request: RenderRequest): RenderOutcome {
   const start = performance.now();
@@ -43,10 +51,15 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
   }
   const rendered = performance.now();
 
-  const structure = validateStructure(output.haproxyConfig, output.auxiliaryFiles, paths);
+  let validator = validators.get(engine);
+  if (validator === undefined) {
+    validator = new IncrementalValidator();
+    validators.set(engine, validator);
+  }
+  const structure = validator.validateStructure(output.haproxyConfig, output.auxiliaryFiles, paths);
   warnings.push(...structure.warnings);
   if (structure.errors.length > 0) return failure('validation', structure.errors, warnings);
-  const auxiliary = checkAuxiliaryFiles(output.auxiliaryFiles, output.haproxyConfig, paths);
+  const auxiliary = validator.checkAuxiliaryFiles(output.auxiliaryFiles, output.haproxyConfig, paths);
   warnings.push(...auxiliary.warnings);
   if (auxiliary.errors.length > 0) return failure('auxiliary', auxiliary.errors, warnings);
   const validated = performance.now();

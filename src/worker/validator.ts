@@ -49,20 +49,49 @@ export function validateConfig(config: string, aux: AuxiliaryFiles, paths: Valid
 
 /** Phase 'validation': sections, keywords, references and server lines of `config`. Never throws. */
 export function validateStructure(config: string, aux: AuxiliaryFiles, paths: ValidationPaths): ValidationReport {
+  return structurePhase(aux, paths, UNCACHED, (state) => state.apply(parseStructure(config), 0));
+}
+
+/** Phase 'auxiliary': maps, certificates and crt-lists are well formed. Never throws. */
+export function checkAuxiliaryFiles(aux: AuxiliaryFiles, config: string, paths: ValidationPaths): ValidationReport {
+  return auxiliaryPhase(aux, paths, UNCACHED, (state, scanner) => state.apply(scanner.scan(config)));
+}
+
+/**
+ * Runs phase 'validation': `feed` replays the ops of the configuration, in order, into the
+ * state; the references are checked after the last one. The pure function and
+ * IncrementalValidator differ only in `feed` and `derive`.
+ */
+function structurePhase(
+  aux: AuxiliaryFiles,
+  paths: ValidationPaths,
+  derive: TextDerivations,
+  feed: (state: StructureState) => void,
+): ValidationReport {
   const sink = new IssueSink('validation');
   try {
-    new StructureChecker(config, aux, paths, sink).run();
+    const state = new StructureState(aux, paths, sink, derive);
+    feed(state);
+    state.finish();
   } catch (err) {
     sink.error(CONFIG_FILE, undefined, `internal validator error: ${describe(err)}`);
   }
   return sink.report();
 }
 
-/** Phase 'auxiliary': maps, certificates and crt-lists are well formed. Never throws. */
-export function checkAuxiliaryFiles(aux: AuxiliaryFiles, config: string, paths: ValidationPaths): ValidationReport {
+/** Runs phase 'auxiliary': `feed` replays the usage ops of the configuration, then each file is checked. */
+function auxiliaryPhase(
+  aux: AuxiliaryFiles,
+  paths: ValidationPaths,
+  derive: TextDerivations,
+  feed: (state: UsageState, scanner: UsageScanner) => void,
+): ValidationReport {
   const sink = new IssueSink('auxiliary');
   try {
-    new AuxiliaryChecker(aux, config, paths, sink).run();
+    const resolver = new PathResolver(paths);
+    const state = new UsageState(resolver);
+    feed(state, new UsageScanner(paths, resolver));
+    new AuxiliaryChecker(aux, state.usage(), resolver, sink, derive).run();
   } catch (err) {
     sink.error('auxiliary', undefined, `internal validator error: ${describe(err)}`);
   }
@@ -774,9 +803,38 @@ function forEachLine(text: string, fn: (line: string, lineNo: number) => void): 
 
 // ---------------------------------------------------------------------------------------------
 // Phase 'validation'
+//
+// The phase is one line by line pass, split in two so that its cost can follow what changed
+// between two renders:
+//
+// - StructureParser reads lines and keeps only the state a section needs for itself: the
+//   section, its server names and its ACLs. Everything else, that is errors and every step that
+//   reads or writes state shared by the whole configuration (registering a proxy, a defaults or
+//   a named section, `from` lookups, bind addresses, crt-base / ca-base, referenced paths,
+//   backend and section references), is written down as a StructureOp, in the order the pass
+//   meets it, with line numbers counted from the first line of the parsed text. A path is
+//   recorded as written: its verdict depends on the crt-base / ca-base in force, on the rendered
+//   directories and on which files were rendered, all decided at replay. So the ops of a text
+//   depend on that text alone.
+// - StructureState replays ops against the state of the whole configuration and owns the
+//   IssueSink, so the error cap, the deduplication of path warnings and the order of errors and
+//   warnings are those of one pass. finish() then checks the collected references, as the pass
+//   always did after the last line.
+//
+// validateStructure() parses the whole configuration as one text and replays it.
+// IncrementalValidator cuts the configuration before lines that certainly open a section,
+// parses each chunk on its own (or reuses the ops of an identical chunk text) and replays the
+// chunks in order, adding each chunk's line offset. That is exact: the parser starts a text with
+// no section, as the pass does at the top of the file, and a section opener resets all of the
+// parser's own state, so from an opener on, the parse of a chunk is the parse of the whole
+// configuration from that line; the concatenated ops of the chunks are the ops of the whole
+// configuration, line numbers aside. Line numbers are shifted at replay, including the one a
+// duplicate server message quotes (op 'error-at': the first server is in the same section, so
+// in the same chunk).
 
 interface ProxyEntry {
   readonly kind: 'frontend' | 'backend' | 'listen';
+  readonly name: string;
   readonly line: number;
 }
 
@@ -808,11 +866,40 @@ interface Section {
   readonly named: boolean;
 }
 
-class StructureChecker {
-  readonly #config: string;
-  readonly #aux: AuxiliaryFiles;
-  readonly #sink: IssueSink;
-  readonly #resolver: PathResolver;
+/**
+ * One step of the line by line pass that the parser cannot take alone. `line` is relative to the
+ * parsed text; StructureState.apply() adds the text's offset.
+ */
+type StructureOp =
+  /** An error decided by the line and its section alone. */
+  | { readonly op: 'error'; readonly line: number; readonly message: string }
+  /** An error quoting another line of the same section: `${head}${at}${tail}`. */
+  | { readonly op: 'error-at'; readonly line: number; readonly head: string; readonly at: number; readonly tail: string }
+  /** `<kind> [<name>] from <defaults>`: the defaults section must be declared above. */
+  | { readonly op: 'from'; readonly line: number; readonly kind: SectionKind; readonly name: string; readonly from: string }
+  | { readonly op: 'proxy'; readonly line: number; readonly kind: 'frontend' | 'backend' | 'listen'; readonly name: string }
+  | { readonly op: 'defaults'; readonly name: string }
+  /** A named section other than proxies and defaults (resolvers, userlist, cache, ...). */
+  | { readonly op: 'section'; readonly line: number; readonly kind: SectionKind; readonly name: string }
+  /** One valid address of a bind line. */
+  | { readonly op: 'bind'; readonly line: number; readonly addr: string; readonly section: Section }
+  /** A referenced file path: its verdict depends on crt-base / ca-base and on the rendered files. */
+  | { readonly op: 'path'; readonly line: number; readonly kind: RefKind; readonly raw: string }
+  /** A map converter in a `use_backend` / `default_backend` target. */
+  | { readonly op: 'map-target'; readonly line: number; readonly conv: MapConverter; readonly keyword: string; readonly proxy: string }
+  | { readonly op: 'backend-ref'; readonly line: number; readonly name: string; readonly keyword: string; readonly proxy: string }
+  | { readonly op: 'section-ref'; readonly line: number; readonly kind: string; readonly name: string; readonly what: string }
+  | { readonly op: 'crt-base' | 'ca-base'; readonly value: string | null }
+  /** The parser threw: the pass ends here with an internal error, as it would have. */
+  | { readonly op: 'throw'; readonly message: string };
+
+/** Parses one text (a whole configuration, or a piece of one) into its StructureOps. */
+function parseStructure(text: string): readonly StructureOp[] {
+  return new StructureParser().parse(text);
+}
+
+class StructureParser {
+  #ops: StructureOp[] = [];
 
   #section: Section | null = null;
   /** Server names of the current proxy; cleared at each section (reused, not reallocated). */
@@ -820,42 +907,33 @@ class StructureChecker {
   /** ACL names declared so far in the current proxy. */
   readonly #acls = new Set<string>();
 
-  /** frontend/backend/listen names; a name may be held once per capability. */
-  readonly #frontends = new Map<string, ProxyEntry>();
-  readonly #backends = new Map<string, ProxyEntry>();
-  readonly #defaults = new Set<string>();
-  /** Other named sections by kind: resolvers, cache, peers, ... */
-  readonly #namedSections = new Map<string, Map<string, number>>();
-  readonly #binds = new Map<string, { proxy: string; line: number }>();
-
-  readonly #backendRefs: BackendReference[] = [];
-  readonly #mapBackendRefs: MapBackendReference[] = [];
-  readonly #sectionRefs: { kind: string; ref: NamedReference }[] = [];
-  /** Outcome of each distinct referenced path, so a path repeated in 10,000 backends costs once. */
-  readonly #pathVerdicts = new Map<string, { resolved: Resolved; verdict: string | null }>();
-  readonly #warnedPaths = new Set<string>();
-
-  #crtBase: string | null = null;
-  #caBase: string | null = null;
-
   readonly #words: string[] = [];
   readonly #converters: MapConverter[] = [];
 
-  constructor(config: string, aux: AuxiliaryFiles, paths: ValidationPaths, sink: IssueSink) {
-    this.#config = config;
-    this.#aux = aux;
-    this.#sink = sink;
-    this.#resolver = new PathResolver(paths);
-  }
-
-  run(): void {
-    forEachLine(this.#config, (line, lineNo) => this.#line(line, lineNo));
-    this.#checkBackendReferences();
-    this.#checkSectionReferences();
+  /** The ops of `text`, parsed from a clean state: no section yet, as at the top of a file. */
+  parse(text: string): readonly StructureOp[] {
+    this.#ops = [];
+    this.#section = null;
+    this.#servers.clear();
+    this.#acls.clear();
+    try {
+      forEachLine(text, (line, lineNo) => this.#line(line, lineNo));
+    } catch (err) {
+      this.#ops.push({ op: 'throw', message: describe(err) });
+    }
+    return this.#ops;
   }
 
   #error(line: number, message: string): void {
-    this.#sink.error(CONFIG_FILE, line, message);
+    this.#ops.push({ op: 'error', line, message });
+  }
+
+  #checkPath(kind: RefKind, raw: string, line: number): void {
+    this.#ops.push({ op: 'path', line, kind, raw });
+  }
+
+  #sectionRef(kind: string, name: string, line: number, what: string): void {
+    this.#ops.push({ op: 'section-ref', line, kind, name, what });
   }
 
   #where(): string {
@@ -916,6 +994,7 @@ class StructureChecker {
 
   // -- sections --------------------------------------------------------------------------------
 
+  /** Resets all of the parser's own state: what makes a cut before this line exact. */
   #openSection(kind: SectionKind, w: readonly string[], lineNo: number): void {
     this.#servers.clear();
     this.#acls.clear();
@@ -945,9 +1024,7 @@ class StructureChecker {
     if (isProxy && w[argIndex] === 'from') {
       const from = w[argIndex + 1];
       if (from === undefined) this.#error(lineNo, `'from' expects the name of a defaults section`);
-      else if (!this.#defaults.has(from)) {
-        this.#error(lineNo, `${kind} ${name === '' ? '' : `'${name}' `}uses unknown defaults section '${from}' (it must be declared above)`);
-      }
+      else this.#ops.push({ op: 'from', line: lineNo, kind, name, from });
       argIndex += 2;
     }
     if (kind !== 'global' && kind !== 'namespace_list' && w.length > argIndex) {
@@ -955,45 +1032,14 @@ class StructureChecker {
     }
     this.#section = { kind, name, named: name !== '' };
 
+    if (name === '') return;
     if (kind === 'frontend' || kind === 'backend' || kind === 'listen') {
-      if (name !== '') this.#registerProxy(kind, name, lineNo);
+      this.#ops.push({ op: 'proxy', line: lineNo, kind, name });
     } else if (kind === 'defaults') {
-      if (name !== '') this.#defaults.add(name);
-    } else if (name !== '') {
-      // userlist duplicates are ignored by HAProxy with a warning; the others are fatal.
-      let byName = this.#namedSections.get(kind);
-      if (byName === undefined) {
-        byName = new Map();
-        this.#namedSections.set(kind, byName);
-      }
-      const previous = byName.get(name);
-      if (previous !== undefined) {
-        if (kind === 'userlist') {
-          this.#sink.warn(`${CONFIG_FILE}:${lineNo}: duplicate userlist '${name}' is ignored (first declared at line ${previous})`);
-        } else {
-          this.#error(lineNo, `${kind} section '${name}' has the same name as the one declared at line ${previous}`);
-        }
-      } else {
-        byName.set(name, lineNo);
-      }
+      this.#ops.push({ op: 'defaults', name });
+    } else {
+      this.#ops.push({ op: 'section', line: lineNo, kind, name });
     }
-  }
-
-  /**
-   * HAProxy's rule: a frontend and a backend may share a name, but no two proxies with a common
-   * capability may (so a listen clashes with everything of its name).
-   */
-  #registerProxy(kind: 'frontend' | 'backend' | 'listen', name: string, lineNo: number): void {
-    const entry: ProxyEntry = { kind, line: lineNo };
-    const asFrontend = kind !== 'backend';
-    const asBackend = kind !== 'frontend';
-    const clash = (asFrontend ? this.#frontends.get(name) : undefined) ?? (asBackend ? this.#backends.get(name) : undefined);
-    if (clash !== undefined) {
-      this.#error(lineNo, `${kind} '${name}' has the same name as ${clash.kind} '${name}' declared at line ${clash.line}`);
-      return;
-    }
-    if (asFrontend) this.#frontends.set(name, entry);
-    if (asBackend) this.#backends.set(name, entry);
   }
 
   // -- global ----------------------------------------------------------------------------------
@@ -1011,10 +1057,8 @@ class StructureChecker {
     }
     switch (keyword) {
       case 'crt-base':
-        this.#crtBase = w[1] === undefined ? null : stripSlash(posix.normalize(w[1]));
-        break;
       case 'ca-base':
-        this.#caBase = w[1] === undefined ? null : stripSlash(posix.normalize(w[1]));
+        this.#ops.push({ op: keyword, value: w[1] === undefined ? null : stripSlash(posix.normalize(w[1])) });
         break;
       case 'maxconn':
       case 'nbthread':
@@ -1139,20 +1183,12 @@ class StructureChecker {
       case 'hash-balance-factor':
         if (!isIntegerArg(w[1])) this.#error(lineNo, `'${key}' expects an integer argument (got '${w[1] ?? ''}')`);
         return;
-      case 'errorfile': {
-        const code = w[1];
-        const file = w[2];
-        if (code === undefined || file === undefined) {
-          this.#error(lineNo, `'errorfile' expects a status code and a file`);
-          return;
-        }
-        if (!ERRORFILE_CODES.has(code)) this.#error(lineNo, `errorfile: status code '${code}' not handled`);
-        this.#checkPath('errorfile', file, lineNo);
+      case 'errorfile':
+        this.#errorfile(w, lineNo);
         return;
-      }
       case 'errorfiles':
         if (w[1] === undefined) this.#error(lineNo, `'errorfiles' expects the name of an http-errors section`);
-        else this.#sectionRefs.push({ kind: 'http-errors', ref: { name: w[1], line: lineNo, what: 'errorfiles' } });
+        else this.#sectionRef('http-errors', w[1], lineNo, 'errorfiles');
         return;
       case 'http-request':
         this.#action(w, 1, HTTP_REQUEST_ACTIONS, lineNo, key);
@@ -1181,7 +1217,7 @@ class StructureChecker {
         return;
       case 'filter':
         if (w[1] === 'cache') {
-          if (w[2] !== undefined) this.#sectionRefs.push({ kind: 'cache', ref: { name: w[2], line: lineNo, what: 'filter cache' } });
+          if (w[2] !== undefined) this.#sectionRef('cache', w[2], lineNo, 'filter cache');
         }
         return;
       default:
@@ -1194,6 +1230,18 @@ class StructureChecker {
     // Free-text keywords (description, log-format, ...) may contain the words 'if' and 'unless'.
     const takesCondition = CONDITION_KEYWORDS.has(key) || CONDITION_FAMILY_KEYWORDS.has(key.replace(' ', '-'));
     this.#scanReferences(w, 1, lineNo, takesCondition);
+  }
+
+  /** `errorfile <code> <file>`, in proxies and in http-errors sections. */
+  #errorfile(w: readonly string[], lineNo: number): void {
+    const code = w[1];
+    const file = w[2];
+    if (code === undefined || file === undefined) {
+      this.#error(lineNo, `'errorfile' expects a status code and a file`);
+      return;
+    }
+    if (!ERRORFILE_CODES.has(code)) this.#error(lineNo, `errorfile: status code '${code}' not handled`);
+    this.#checkPath('errorfile', file, lineNo);
   }
 
   #action(w: readonly string[], index: number, allowed: ReadonlySet<string>, lineNo: number, key: string): void {
@@ -1213,7 +1261,7 @@ class StructureChecker {
     }
     if (action === 'cache-use' || action === 'cache-store') {
       const name = w[index + 1];
-      if (name !== undefined) this.#sectionRefs.push({ kind: 'cache', ref: { name, line: lineNo, what: `${key} ${action}` } });
+      if (name !== undefined) this.#sectionRef('cache', name, lineNo, `${key} ${action}`);
     }
     if (action.startsWith('set-map(') || action.startsWith('del-map(') || action.startsWith('add-acl(') || action.startsWith('del-acl(')) {
       const open = action.indexOf('(');
@@ -1234,18 +1282,11 @@ class StructureChecker {
     if (isDynamic(target)) {
       // Named by an environment variable: resolved by HAProxy at load time.
     } else if (target.indexOf('%[') < 0) {
-      this.#backendRefs.push({ name: target, line: lineNo, keyword: key, proxy: section.name });
+      this.#ops.push({ op: 'backend-ref', line: lineNo, name: target, keyword: key, proxy: section.name });
     } else {
       findMapConverters(target, this.#converters);
       for (const conv of this.#converters) {
-        const verdict = this.#checkPath('map', conv.path, lineNo);
-        if (!conv.isWholeExpression) continue;
-        if (conv.defaultValue !== undefined && conv.defaultValue !== '') {
-          this.#backendRefs.push({ name: conv.defaultValue, line: lineNo, keyword: `${key} map default`, proxy: section.name });
-        }
-        if (verdict !== null && verdict.where === 'inside' && conv.outputsString && hasAux(this.#aux, verdict.dir, verdict.name)) {
-          this.#mapBackendRefs.push({ dir: verdict.dir, mapName: verdict.name, line: lineNo, keyword: key, proxy: section.name });
-        }
+        this.#ops.push({ op: 'map-target', line: lineNo, conv, keyword: key, proxy: section.name });
       }
     }
     this.#scanCondition(w, 2, lineNo);
@@ -1328,7 +1369,15 @@ class StructureChecker {
     }
     const previous = this.#servers.get(name);
     if (previous !== undefined) {
-      this.#error(lineNo, `another server named '${name}' was already defined at line ${previous} ${this.#where()}`);
+      // The first server is in the same section, hence in the same parsed text: its line moves
+      // with this one, so the message keeps it apart.
+      this.#ops.push({
+        op: 'error-at',
+        line: lineNo,
+        head: `another server named '${name}' was already defined at line `,
+        at: previous,
+        tail: ` ${this.#where()}`,
+      });
     } else {
       this.#servers.set(name, lineNo);
     }
@@ -1386,7 +1435,7 @@ class StructureChecker {
       i++;
       this.#checkArgument(kw, arity, arg, lineNo, what);
       if (kw === 'crt' || kw === 'ca-file' || kw === 'crl-file') this.#checkPath(kw, arg, lineNo);
-      else if (kw === 'resolvers') this.#sectionRefs.push({ kind: 'resolvers', ref: { name: arg, line: lineNo, what: `${what} resolvers` } });
+      else if (kw === 'resolvers') this.#sectionRef('resolvers', arg, lineNo, `${what} resolvers`);
     }
   }
 
@@ -1417,14 +1466,7 @@ class StructureChecker {
         this.#error(lineNo, `bind: ${bad}`);
         continue;
       }
-      const previous = this.#binds.get(addr);
-      if (previous !== undefined && previous.proxy !== section.name) {
-        this.#sink.warn(
-          `${CONFIG_FILE}:${lineNo}: bind address '${addr}' in ${section.kind} '${section.name}' is also bound by '${previous.proxy}' at line ${previous.line}`,
-        );
-      } else if (previous === undefined) {
-        this.#binds.set(addr, { proxy: section.name, line: lineNo });
-      }
+      this.#ops.push({ op: 'bind', line: lineNo, addr, section });
     }
     for (let i = 2; i < w.length; i++) {
       const kw = w[i] as string;
@@ -1457,14 +1499,7 @@ class StructureChecker {
       return;
     }
     if (section.kind === 'http-errors' && keyword === 'errorfile') {
-      const code = w[1];
-      const file = w[2];
-      if (code === undefined || file === undefined) {
-        this.#error(lineNo, `'errorfile' expects a status code and a file`);
-        return;
-      }
-      if (!ERRORFILE_CODES.has(code)) this.#error(lineNo, `errorfile: status code '${code}' not handled`);
-      this.#checkPath('errorfile', file, lineNo);
+      this.#errorfile(w, lineNo);
     } else if (keyword === 'server' && (section.kind === 'peers' || section.kind === 'ring')) {
       this.#serverLine(w, lineNo, section.kind === 'peers');
     } else if (keyword === 'nameserver' || keyword === 'mailer' || keyword === 'peer') {
@@ -1477,8 +1512,210 @@ class StructureChecker {
       if (!isSizeArg(w[1])) this.#error(lineNo, `'size' expects a size (got '${w[1] ?? ''}')`);
     }
   }
+}
 
-  // -- references --------------------------------------------------------------------------
+/** The second word of a family keyword, without arguments: `set-var(txn.x)` is `set-var`. */
+function familyWord(sub: string): string {
+  const paren = sub.indexOf('(');
+  return paren < 0 ? sub : sub.slice(0, paren);
+}
+
+/** The entries of a map file that have a value, in file order, as #checkBackendReferences reads them. */
+interface MapEntries {
+  readonly lines: readonly number[];
+  readonly keys: readonly string[];
+  readonly values: readonly string[];
+  /**
+   * The distinct values, when known (IncrementalValidator): if all name backends, no entry needs
+   * looking at. Each value found is replaced by the backend's own name string, equal to it: the
+   * next call, whose backends mostly come from the same cached chunks, then matches by identity.
+   */
+  readonly distinctValues?: string[];
+}
+
+function mapEntriesOf(text: string): MapEntries {
+  const lines: number[] = [];
+  const keys: string[] = [];
+  const values: string[] = [];
+  forEachLine(text, (line, lineNo) => {
+    const entry = splitMapLine(line);
+    if (entry !== null && entry.value !== '') {
+      lines.push(lineNo);
+      keys.push(entry.key);
+      values.push(entry.value);
+    }
+  });
+  return { lines, keys, values };
+}
+
+/** Work derived from one auxiliary file's text alone: computed by the pure functions, cached by IncrementalValidator. */
+interface TextDerivations {
+  mapEntries(text: string): MapEntries;
+  mapIssues(text: string, patternOnly: boolean): readonly LineIssue[];
+  pem(text: string): PemSummary;
+}
+
+const UNCACHED: TextDerivations = { mapEntries: mapEntriesOf, mapIssues: mapIssuesOf, pem: scanPem };
+
+/** The error raised when replay meets a 'throw' op: the phase's catch reports it as before. */
+function replayThrow(message: string): never {
+  throw new Error(message);
+}
+
+/** Replays StructureOps in configuration order; owns the state of the whole configuration. */
+class StructureState {
+  readonly #aux: AuxiliaryFiles;
+  readonly #sink: IssueSink;
+  readonly #resolver: PathResolver;
+  readonly #derive: TextDerivations;
+
+  /** frontend/backend/listen names; a name may be held once per capability. */
+  readonly #frontends = new Map<string, ProxyEntry>();
+  readonly #backends = new Map<string, ProxyEntry>();
+  readonly #defaults = new Set<string>();
+  /** Other named sections by kind: resolvers, cache, peers, ... */
+  readonly #namedSections = new Map<string, Map<string, number>>();
+  readonly #binds = new Map<string, { proxy: string; line: number }>();
+
+  readonly #backendRefs: BackendReference[] = [];
+  readonly #mapBackendRefs: MapBackendReference[] = [];
+  readonly #sectionRefs: { kind: string; ref: NamedReference }[] = [];
+  /** Outcome of each distinct referenced path, so a path repeated in 10,000 backends costs once. */
+  readonly #pathVerdicts = new Map<string, { resolved: Resolved; verdict: string | null }>();
+  readonly #warnedPaths = new Set<string>();
+
+  #crtBase: string | null = null;
+  #caBase: string | null = null;
+
+  constructor(aux: AuxiliaryFiles, paths: ValidationPaths, sink: IssueSink, derive: TextDerivations) {
+    this.#aux = aux;
+    this.#sink = sink;
+    this.#resolver = new PathResolver(paths);
+    this.#derive = derive;
+  }
+
+  #error(line: number, message: string): void {
+    this.#sink.error(CONFIG_FILE, line, message);
+  }
+
+  /** Replays the ops of a text whose first line is line `offset + 1` of the configuration. */
+  apply(ops: readonly StructureOp[], offset: number): void {
+    for (const op of ops) {
+      switch (op.op) {
+        case 'error':
+          this.#error(op.line + offset, op.message);
+          break;
+        case 'error-at':
+          this.#error(op.line + offset, `${op.head}${op.at + offset}${op.tail}`);
+          break;
+        case 'from':
+          if (!this.#defaults.has(op.from)) {
+            this.#error(
+              op.line + offset,
+              `${op.kind} ${op.name === '' ? '' : `'${op.name}' `}uses unknown defaults section '${op.from}' (it must be declared above)`,
+            );
+          }
+          break;
+        case 'proxy':
+          this.#registerProxy(op.kind, op.name, op.line + offset);
+          break;
+        case 'defaults':
+          this.#defaults.add(op.name);
+          break;
+        case 'section':
+          this.#registerSection(op.kind, op.name, op.line + offset);
+          break;
+        case 'bind':
+          this.#bind(op.addr, op.section, op.line + offset);
+          break;
+        case 'path':
+          this.#checkPath(op.kind, op.raw, op.line + offset);
+          break;
+        case 'map-target':
+          this.#mapTarget(op.conv, op.keyword, op.proxy, op.line + offset);
+          break;
+        case 'backend-ref':
+          this.#backendRefs.push({ name: op.name, line: op.line + offset, keyword: op.keyword, proxy: op.proxy });
+          break;
+        case 'section-ref':
+          this.#sectionRefs.push({ kind: op.kind, ref: { name: op.name, line: op.line + offset, what: op.what } });
+          break;
+        case 'crt-base':
+          this.#crtBase = op.value;
+          break;
+        case 'ca-base':
+          this.#caBase = op.value;
+          break;
+        case 'throw':
+          replayThrow(op.message);
+      }
+    }
+  }
+
+  /** After the last line: references may point forwards, so they are checked at the end. */
+  finish(): void {
+    this.#checkBackendReferences();
+    this.#checkSectionReferences();
+  }
+
+  /**
+   * HAProxy's rule: a frontend and a backend may share a name, but no two proxies with a common
+   * capability may (so a listen clashes with everything of its name).
+   */
+  #registerProxy(kind: 'frontend' | 'backend' | 'listen', name: string, lineNo: number): void {
+    const entry: ProxyEntry = { kind, name, line: lineNo };
+    const asFrontend = kind !== 'backend';
+    const asBackend = kind !== 'frontend';
+    const clash = (asFrontend ? this.#frontends.get(name) : undefined) ?? (asBackend ? this.#backends.get(name) : undefined);
+    if (clash !== undefined) {
+      this.#error(lineNo, `${kind} '${name}' has the same name as ${clash.kind} '${name}' declared at line ${clash.line}`);
+      return;
+    }
+    if (asFrontend) this.#frontends.set(name, entry);
+    if (asBackend) this.#backends.set(name, entry);
+  }
+
+  #registerSection(kind: SectionKind, name: string, lineNo: number): void {
+    // userlist duplicates are ignored by HAProxy with a warning; the others are fatal.
+    let byName = this.#namedSections.get(kind);
+    if (byName === undefined) {
+      byName = new Map();
+      this.#namedSections.set(kind, byName);
+    }
+    const previous = byName.get(name);
+    if (previous !== undefined) {
+      if (kind === 'userlist') {
+        this.#sink.warn(`${CONFIG_FILE}:${lineNo}: duplicate userlist '${name}' is ignored (first declared at line ${previous})`);
+      } else {
+        this.#error(lineNo, `${kind} section '${name}' has the same name as the one declared at line ${previous}`);
+      }
+    } else {
+      byName.set(name, lineNo);
+    }
+  }
+
+  #bind(addr: string, section: Section, lineNo: number): void {
+    const previous = this.#binds.get(addr);
+    if (previous !== undefined && previous.proxy !== section.name) {
+      this.#sink.warn(
+        `${CONFIG_FILE}:${lineNo}: bind address '${addr}' in ${section.kind} '${section.name}' is also bound by '${previous.proxy}' at line ${previous.line}`,
+      );
+    } else if (previous === undefined) {
+      this.#binds.set(addr, { proxy: section.name, line: lineNo });
+    }
+  }
+
+  /** A map converter in a backend target: the map is checked, and routes to its backends. */
+  #mapTarget(conv: MapConverter, keyword: string, proxy: string, lineNo: number): void {
+    const verdict = this.#checkPath('map', conv.path, lineNo);
+    if (!conv.isWholeExpression) return;
+    if (conv.defaultValue !== undefined && conv.defaultValue !== '') {
+      this.#backendRefs.push({ name: conv.defaultValue, line: lineNo, keyword: `${keyword} map default`, proxy });
+    }
+    if (verdict !== null && verdict.where === 'inside' && conv.outputsString && hasAux(this.#aux, verdict.dir, verdict.name)) {
+      this.#mapBackendRefs.push({ dir: verdict.dir, mapName: verdict.name, line: lineNo, keyword, proxy });
+    }
+  }
 
   /**
    * Checks one referenced path against the rendered directories. Returns where it resolved, or
@@ -1539,16 +1776,28 @@ class StructureChecker {
       const file = `${ref.dir}/${ref.mapName}`;
       if (checked.has(file)) continue;
       checked.add(file);
-      forEachLine(auxRecord(this.#aux, ref.dir)[ref.mapName] ?? '', (line, mapLine) => {
-        const entry = splitMapLine(line);
-        if (entry !== null && entry.value !== '' && !this.#backends.has(entry.value)) {
-          this.#error(
-            ref.line,
-            `${ref.keyword} routes through ${file}, whose line ${mapLine} ('${entry.key}') names unknown backend '${entry.value}'`,
-          );
-        }
-      });
+      const text = auxRecord(this.#aux, ref.dir)[ref.mapName] ?? '';
+      const { lines, keys, values, distinctValues } = typeof text === 'string' ? this.#derive.mapEntries(text) : mapEntriesOf(text);
+      if (distinctValues !== undefined && this.#allBackends(distinctValues)) continue;
+      for (let i = 0; i < values.length; i++) {
+        const value = values[i] as string;
+        if (this.#backends.has(value)) continue;
+        this.#error(
+          ref.line,
+          `${ref.keyword} routes through ${file}, whose line ${lines[i]} ('${keys[i]}') names unknown backend '${value}'`,
+        );
+      }
     }
+  }
+
+  /** Whether every value names a backend; see MapEntries.distinctValues. */
+  #allBackends(values: string[]): boolean {
+    for (let i = 0; i < values.length; i++) {
+      const backend = this.#backends.get(values[i] as string);
+      if (backend === undefined) return false;
+      values[i] = backend.name;
+    }
+    return true;
   }
 
   #checkSectionReferences(): void {
@@ -1558,12 +1807,6 @@ class StructureChecker {
       }
     }
   }
-}
-
-/** The second word of a family keyword, without arguments: `set-var(txn.x)` is `set-var`. */
-function familyWord(sub: string): string {
-  const paren = sub.indexOf('(');
-  return paren < 0 ? sub : sub.slice(0, paren);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1736,6 +1979,16 @@ function isHostname(s: string): boolean {
 
 // ---------------------------------------------------------------------------------------------
 // Phase 'auxiliary'
+//
+// The phase first finds how the configuration uses the rendered files (UsageScanner writes
+// UsageOps, UsageState replays them into an AuxiliaryUsage), then checks each file. As in phase
+// 'validation', the scan goes line by line and its only state across lines is crt-base /
+// ca-base, kept by the replay: the ops of a chunk depend on its text and on the rendered
+// directories (which lines the scan looks at, where map paths land), never on other chunks, so
+// IncrementalValidator reuses them while the directories stay the same. The issues of a map
+// depend on its text and on whether it is used only as a pattern file, the PEM summary of a
+// certificate on its text alone: both are cached per text. The rest (private keys, crt-lists)
+// depends on the other files and is checked afresh.
 
 /** How the configuration uses each rendered file, found by a light scan of the config text. */
 interface AuxiliaryUsage {
@@ -1750,137 +2003,214 @@ interface AuxiliaryUsage {
   readonly crtBase: string | null;
 }
 
+/** One usage fact of a config line; `crt` and `ca` paths are resolved at replay, against the bases of that point. */
+type UsageOp =
+  | { readonly u: 'crt-base' | 'ca-base'; readonly value: string | null }
+  | { readonly u: 'map'; readonly name: string; readonly how: 'pattern' | 'map' }
+  | { readonly u: 'crt' | 'crt-list' | 'ca'; readonly raw: string }
+  | { readonly u: 'throw'; readonly message: string };
+
+/**
+ * Finds how the config references rendered files without a full parse: only lines naming a
+ * rendered directory, `crt*` or `ca-*` are tokenized (relative crt paths carry no directory).
+ * The ops depend on the text and on the rendered directories (the needles, map paths).
+ */
+class UsageScanner {
+  readonly #needles: readonly string[];
+  readonly #resolver: PathResolver;
+  readonly #words: string[] = [];
+  readonly #converters: MapConverter[] = [];
+
+  constructor(paths: ValidationPaths, resolver: PathResolver) {
+    this.#needles = [paths.mapsDir, paths.filesDir, paths.certsDir, 'crt', 'ca-'].filter((n) => n !== '');
+    this.#resolver = resolver;
+  }
+
+  scan(text: string): readonly UsageOp[] {
+    const ops: UsageOp[] = [];
+    try {
+      const needles = this.#needles;
+      let pos = 0;
+      while (pos < text.length) {
+        let end = text.indexOf('\n', pos);
+        if (end < 0) end = text.length;
+        const line = text.slice(pos, end);
+        pos = end + 1;
+        if (needles.some((n) => line.indexOf(n) >= 0)) this.#line(line, ops);
+      }
+    } catch (err) {
+      ops.push({ u: 'throw', message: describe(err) });
+    }
+    return ops;
+  }
+
+  #line(line: string, ops: UsageOp[]): void {
+    const w = this.#words;
+    if (tokenizeLine(line, w) !== null || w.length === 0) return;
+    if (w[0] === 'crt-base' || w[0] === 'ca-base') {
+      ops.push({ u: w[0], value: w[1] === undefined ? null : stripSlash(posix.normalize(w[1])) });
+    }
+    for (let i = 0; i < w.length; i++) {
+      const word = w[i] as string;
+      const next = w[i + 1];
+      if (word.indexOf(',map') >= 0) {
+        findMapConverters(word, this.#converters);
+        for (const conv of this.#converters) {
+          const r = this.#resolver.resolve(conv.path, null);
+          if (r.where === 'inside' && r.dir === 'maps') ops.push({ u: 'map', name: r.name, how: 'map' });
+        }
+        continue;
+      }
+      if (next === undefined) continue;
+      if (word === '-f') {
+        const r = this.#resolver.resolve(next, null);
+        if (r.where === 'inside' && r.dir === 'maps') ops.push({ u: 'map', name: r.name, how: 'pattern' });
+      } else if (word === 'crt' || word === 'crt-list') {
+        ops.push({ u: word, raw: next });
+      } else if (word === 'ca-file' || word === 'crl-file' || word === 'ca-verify-file' || word === 'httpclient.ssl.ca-file') {
+        ops.push({ u: 'ca', raw: next });
+      }
+    }
+  }
+}
+
+/** Replays UsageOps in configuration order. */
+class UsageState {
+  readonly #resolver: PathResolver;
+  readonly #mapRefs = new Map<string, { pattern: boolean; map: boolean }>();
+  readonly #certRefs = new Map<string, { ca: boolean; crt: boolean }>();
+  readonly #crtLists = new Set<string>();
+  #certsDirLoaded = false;
+  #crtBase: string | null = null;
+  #caBase: string | null = null;
+
+  constructor(resolver: PathResolver) {
+    this.#resolver = resolver;
+  }
+
+  apply(ops: readonly UsageOp[]): void {
+    for (const op of ops) {
+      switch (op.u) {
+        case 'crt-base':
+          this.#crtBase = op.value;
+          break;
+        case 'ca-base':
+          this.#caBase = op.value;
+          break;
+        case 'map':
+          markMap(this.#mapRefs, op.name, op.how);
+          break;
+        case 'crt':
+        case 'crt-list': {
+          const r = this.#resolver.resolve(op.raw, this.#crtBase);
+          if (r.where === 'dir' && r.dir === 'certs' && op.u === 'crt') this.#certsDirLoaded = true;
+          if (r.where === 'inside') {
+            if (op.u === 'crt-list') this.#crtLists.add(`${r.dir}/${r.name}`);
+            else if (r.dir === 'certs') markCert(this.#certRefs, r.name, 'crt');
+          }
+          break;
+        }
+        case 'ca': {
+          const r = this.#resolver.resolve(op.raw, this.#caBase);
+          if (r.where === 'inside' && r.dir === 'certs') markCert(this.#certRefs, r.name, 'ca');
+          break;
+        }
+        case 'throw':
+          replayThrow(op.message);
+      }
+    }
+  }
+
+  usage(): AuxiliaryUsage {
+    const patternOnlyMaps = new Set<string>();
+    for (const [name, use] of this.#mapRefs) if (use.pattern && !use.map) patternOnlyMaps.add(name);
+    const caOnlyCertificates = new Set<string>();
+    for (const [name, use] of this.#certRefs) if (use.ca && !use.crt) caOnlyCertificates.add(name);
+    return { patternOnlyMaps, caOnlyCertificates, crtLists: this.#crtLists, certsDirLoaded: this.#certsDirLoaded, crtBase: this.#crtBase };
+  }
+}
+
 const PEM_KEY_LABELS: ReadonlySet<string> = new Set(['PRIVATE KEY', 'RSA PRIVATE KEY', 'EC PRIVATE KEY']);
 /** Companion files HAProxy loads next to a certificate; they are not certificates themselves. */
 const CERT_COMPANION_SUFFIXES: readonly string[] = ['.key', '.ocsp', '.issuer', '.sctl'];
 
+/** An issue of one auxiliary file, before it is given the file's name. */
+interface LineIssue {
+  readonly line: number;
+  readonly message: string;
+}
+
+/** The issues of one map file: they depend on its text and on whether it is used only as a pattern file. */
+function mapIssuesOf(text: string, patternOnly: boolean): readonly LineIssue[] {
+  const issues: LineIssue[] = [];
+  // Only the keys are kept: memory grows with the map, never with the value text.
+  const seen = new Map<string, number>();
+  forEachLine(text, (line, lineNo) => {
+    const entry = splitMapLine(line);
+    if (entry === null) return;
+    if (!patternOnly && entry.value === '') {
+      issues.push({ line: lineNo, message: `map entry '${entry.key}' has no value (expected '<key> <value>')` });
+      return;
+    }
+    if (patternOnly) return;
+    const first = seen.get(entry.key);
+    if (first !== undefined) {
+      issues.push({ line: lineNo, message: `duplicate key '${entry.key}' (first defined at line ${first})` });
+    } else {
+      seen.set(entry.key, lineNo);
+    }
+  });
+  return issues;
+}
+
 class AuxiliaryChecker {
   readonly #aux: AuxiliaryFiles;
-  readonly #config: string;
+  readonly #usage: AuxiliaryUsage;
   readonly #sink: IssueSink;
   readonly #resolver: PathResolver;
-  readonly #paths: ValidationPaths;
+  readonly #derive: TextDerivations;
 
-  constructor(aux: AuxiliaryFiles, config: string, paths: ValidationPaths, sink: IssueSink) {
+  constructor(aux: AuxiliaryFiles, usage: AuxiliaryUsage, resolver: PathResolver, sink: IssueSink, derive: TextDerivations) {
     this.#aux = aux;
-    this.#config = config;
+    this.#usage = usage;
     this.#sink = sink;
-    this.#paths = paths;
-    this.#resolver = new PathResolver(paths);
+    this.#resolver = resolver;
+    this.#derive = derive;
   }
 
   run(): void {
-    const usage = this.#usage();
+    const usage = this.#usage;
     for (const [name, text] of Object.entries(this.#aux.maps)) {
       if (typeof text !== 'string') {
         this.#sink.error(`maps/${name}`, undefined, 'map content is not text');
         continue;
       }
-      this.#checkMap(name, text, usage.patternOnlyMaps.has(name));
-      if (usage.crtLists.has(`maps/${name}`)) this.#checkCrtList(`maps/${name}`, text, usage);
+      for (const issue of this.#derive.mapIssues(text, usage.patternOnlyMaps.has(name))) {
+        this.#sink.error(`maps/${name}`, issue.line, issue.message);
+      }
+      if (usage.crtLists.has(`maps/${name}`)) this.#checkCrtList(`maps/${name}`, text);
     }
     for (const [name, text] of Object.entries(this.#aux.files)) {
       if (typeof text !== 'string') {
         this.#sink.error(`files/${name}`, undefined, 'file content is not text');
         continue;
       }
-      if (usage.crtLists.has(`files/${name}`)) this.#checkCrtList(`files/${name}`, text, usage);
+      if (usage.crtLists.has(`files/${name}`)) this.#checkCrtList(`files/${name}`, text);
     }
     for (const [name, text] of Object.entries(this.#aux.certificates)) {
       if (typeof text !== 'string') {
         this.#sink.error(`certs/${name}`, undefined, 'certificate content is not text');
         continue;
       }
-      if (usage.crtLists.has(`certs/${name}`)) this.#checkCrtList(`certs/${name}`, text, usage);
-      else this.#checkCertificate(name, text, usage);
+      if (usage.crtLists.has(`certs/${name}`)) this.#checkCrtList(`certs/${name}`, text);
+      else this.#checkCertificate(name, text);
     }
   }
 
-  /**
-   * Finds how the config references rendered files without a full parse: only lines naming a
-   * rendered directory, `crt*` or `ca-*` are tokenized (relative crt paths carry no directory).
-   */
-  #usage(): AuxiliaryUsage {
-    const mapRefs = new Map<string, { pattern: boolean; map: boolean }>();
-    const certRefs = new Map<string, { ca: boolean; crt: boolean }>();
-    const crtLists = new Set<string>();
-    let certsDirLoaded = false;
-    let crtBase: string | null = null;
-    let caBase: string | null = null;
-    const needles = [this.#paths.mapsDir, this.#paths.filesDir, this.#paths.certsDir, 'crt', 'ca-'].filter((n) => n !== '');
-    const w: string[] = [];
-    const converters: MapConverter[] = [];
-    const config = this.#config;
-    let pos = 0;
-    while (pos < config.length) {
-      let end = config.indexOf('\n', pos);
-      if (end < 0) end = config.length;
-      const line = config.slice(pos, end);
-      pos = end + 1;
-      if (!needles.some((n) => line.indexOf(n) >= 0)) continue;
-      if (tokenizeLine(line, w) !== null || w.length === 0) continue;
-      if (w[0] === 'crt-base') crtBase = w[1] === undefined ? null : stripSlash(posix.normalize(w[1]));
-      if (w[0] === 'ca-base') caBase = w[1] === undefined ? null : stripSlash(posix.normalize(w[1]));
-      for (let i = 0; i < w.length; i++) {
-        const word = w[i] as string;
-        const next = w[i + 1];
-        if (word.indexOf(',map') >= 0) {
-          findMapConverters(word, converters);
-          for (const conv of converters) {
-            const r = this.#resolver.resolve(conv.path, null);
-            if (r.where === 'inside' && r.dir === 'maps') markMap(mapRefs, r.name, 'map');
-          }
-          continue;
-        }
-        if (next === undefined) continue;
-        if (word === '-f') {
-          const r = this.#resolver.resolve(next, null);
-          if (r.where === 'inside' && r.dir === 'maps') markMap(mapRefs, r.name, 'pattern');
-        } else if (word === 'crt' || word === 'crt-list') {
-          const r = this.#resolver.resolve(next, crtBase);
-          if (r.where === 'dir' && r.dir === 'certs' && word === 'crt') certsDirLoaded = true;
-          if (r.where === 'inside') {
-            if (word === 'crt-list') crtLists.add(`${r.dir}/${r.name}`);
-            else if (r.dir === 'certs') markCert(certRefs, r.name, 'crt');
-          }
-        } else if (word === 'ca-file' || word === 'crl-file' || word === 'ca-verify-file' || word === 'httpclient.ssl.ca-file') {
-          const r = this.#resolver.resolve(next, caBase);
-          if (r.where === 'inside' && r.dir === 'certs') markCert(certRefs, r.name, 'ca');
-        }
-      }
-    }
-    const patternOnlyMaps = new Set<string>();
-    for (const [name, use] of mapRefs) if (use.pattern && !use.map) patternOnlyMaps.add(name);
-    const caOnlyCertificates = new Set<string>();
-    for (const [name, use] of certRefs) if (use.ca && !use.crt) caOnlyCertificates.add(name);
-    return { patternOnlyMaps, caOnlyCertificates, crtLists, certsDirLoaded, crtBase };
-  }
-
-  #checkMap(name: string, text: string, patternOnly: boolean): void {
-    const file = `maps/${name}`;
-    // Only the keys are kept: memory grows with the map, never with the value text.
-    const seen = new Map<string, number>();
-    forEachLine(text, (line, lineNo) => {
-      const entry = splitMapLine(line);
-      if (entry === null) return;
-      if (!patternOnly && entry.value === '') {
-        this.#sink.error(file, lineNo, `map entry '${entry.key}' has no value (expected '<key> <value>')`);
-        return;
-      }
-      if (patternOnly) return;
-      const first = seen.get(entry.key);
-      if (first !== undefined) {
-        this.#sink.error(file, lineNo, `duplicate key '${entry.key}' (first defined at line ${first})`);
-      } else {
-        seen.set(entry.key, lineNo);
-      }
-    });
-  }
-
-  #checkCertificate(name: string, text: string, usage: AuxiliaryUsage): void {
+  #checkCertificate(name: string, text: string): void {
     const file = `certs/${name}`;
     if (name.endsWith('.ocsp') || name.endsWith('.sctl')) return;
-    const pem = scanPem(text);
+    const pem = this.#derive.pem(text);
     if (pem.problem !== null) {
       this.#sink.error(file, pem.problemLine, pem.problem);
       return;
@@ -1889,6 +2219,7 @@ class AuxiliaryChecker {
       if (pem.keys === 0) this.#sink.error(file, undefined, 'no private key');
       return;
     }
+    const usage = this.#usage;
     const companion = CERT_COMPANION_SUFFIXES.some((s) => name.endsWith(s));
     if (pem.certificates === 0 && !(pem.crls > 0 && usage.caOnlyCertificates.has(name))) {
       this.#sink.error(file, undefined, 'no certificate (expected a -----BEGIN CERTIFICATE----- block)');
@@ -1902,7 +2233,8 @@ class AuxiliaryChecker {
     }
   }
 
-  #checkCrtList(file: string, text: string, usage: AuxiliaryUsage): void {
+  /** crt-lists are short and depend on the rendered certificates: checked afresh every time. */
+  #checkCrtList(file: string, text: string): void {
     forEachLine(text, (line, lineNo) => {
       const w: string[] = [];
       const problem = tokenizeLine(line, w);
@@ -1916,7 +2248,7 @@ class AuxiliaryChecker {
       if (open >= 0 && line.indexOf(']', open) < 0) {
         this.#sink.error(file, lineNo, `unterminated '[' in crt-list options`);
       }
-      const resolved = this.#resolver.resolve(path, usage.crtBase);
+      const resolved = this.#resolver.resolve(path, this.#usage.crtBase);
       if (resolved.where === 'inside') {
         if (resolved.dir !== 'certs' || !hasAux(this.#aux, 'certs', resolved.name)) {
           this.#sink.error(file, lineNo, `references certificate '${resolved.path}', which is not produced by the render`);
@@ -2024,4 +2356,344 @@ function scanPem(text: string): PemSummary {
 
 function pemProblem(problem: string, problemLine: number | undefined): PemSummary {
   return { certificates: 0, keys: 0, crls: 0, problem, problemLine };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Incremental validation
+//
+// A worker re-validates every render, and between two renders of a large cluster most of the
+// configuration is unchanged. IncrementalValidator cuts the configuration into chunks before the
+// lines that open a section, keeps the StructureOps and UsageOps of each chunk text, parses only
+// the chunk texts it has not seen, then replays all chunks in order with their line offsets.
+// Replay is the very code the pure functions run (they replay the whole configuration as a
+// single chunk), so the reports are identical: same errors in the same order with the same
+// lines, same warnings, same error cap. Why the ops of a chunk do not depend on what precedes it
+// is explained at the top of phases 'validation' and 'auxiliary'. Map entries, map issues and PEM
+// summaries are cached per file text. Every cache keeps only what the latest call used, so
+// memory stays proportional to one configuration and its files.
+//
+// Finding the chunks must not cost a pass over every line either: at each cut, the chunk that
+// followed the same chunk in the latest layout is tried first (one string comparison, and a
+// check that a section opens right after it); only text that matches no expected chunk is
+// scanned line by line and looked up by content. What remains proportional to the whole
+// configuration is that comparison and the replay of each chunk's few ops (a backend chunk
+// records one: registering the backend), a few milliseconds for 10,000 backends.
+
+/** What the phases recorded for one chunk text; each part is computed on first use. */
+interface ChunkRecord {
+  readonly text: string;
+  /** The first line of `text`, without its newline: the key of the ChunkIndex. */
+  readonly head: string;
+  /** Lines in `text`. */
+  readonly lines: number;
+  structure: readonly StructureOp[] | undefined;
+  usage: readonly UsageOp[] | undefined;
+  /** The rendered directories `usage` was scanned for (the scan depends on them). */
+  usageKey: string | undefined;
+  /** Position in the latest layout: the chunk after it is expected next. -1 for a new chunk. */
+  slot: number;
+  /** The layout generation that last used the chunk. */
+  seen: number;
+}
+
+interface PlacedChunk {
+  readonly record: ChunkRecord;
+  /** Lines of the configuration before the chunk. */
+  readonly offset: number;
+}
+
+/** Section keywords by their first character, for the quick test of opensSection(). */
+const SECTION_KINDS_BY_INITIAL: readonly (readonly string[] | undefined)[] = (() => {
+  const table: string[][] = [];
+  for (const kind of SECTION_KINDS) (table[kind.charCodeAt(0)] ??= []).push(kind);
+  return table;
+})();
+
+const openerWords: string[] = [];
+
+/**
+ * Whether the line config[start, end) certainly opens a section: after optional blanks, a
+ * section keyword written plainly and followed by a blank or the end of the line, on a line the
+ * tokenizer accepts (a line with an unmatched quote is reported and opens nothing). A line it
+ * does not recognise (`"backend" x`, `backend#x`) stays inside the previous chunk, which is still
+ * exact: the parser opens sections wherever it meets them, only the cut is lost.
+ */
+function opensSection(config: string, start: number, end: number): boolean {
+  let i = start;
+  while (i < end && isBlank(config.charCodeAt(i))) i++;
+  const candidates = SECTION_KINDS_BY_INITIAL[config.charCodeAt(i)];
+  if (candidates === undefined) return false;
+  for (const kind of candidates) {
+    const after = i + kind.length;
+    if (after > end || !config.startsWith(kind, i)) continue;
+    if (after < end && !isBlank(config.charCodeAt(after))) continue;
+    // Without a quote or a backslash, the tokenizer accepts any line.
+    for (let k = after; k < end; k++) {
+      const c = config.charCodeAt(k);
+      if (c === CHAR_DQUOTE || c === CHAR_SQUOTE || c === CHAR_BACKSLASH) {
+        return tokenizeLine(config.slice(start, end), openerWords) === null;
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
+/** Whether the line starting at `pos` opens a section (the end of the text counts as one). */
+function cutsAt(config: string, pos: number): boolean {
+  if (pos >= config.length) return true;
+  let end = config.indexOf('\n', pos);
+  if (end < 0) end = config.length;
+  return opensSection(config, pos, end);
+}
+
+/**
+ * The end of the chunk that starts at `start` (a cut): the start of the next line after it that
+ * opens a section, or the end of the text. Every chunk but the last so ends with its newline,
+ * and the lines of the chunks are the lines of the configuration.
+ */
+function chunkEnd(config: string, start: number): number {
+  const len = config.length;
+  let pos = config.indexOf('\n', start);
+  if (pos < 0) return len;
+  pos++;
+  while (pos < len) {
+    let end = config.indexOf('\n', pos);
+    if (end < 0) end = len;
+    if (opensSection(config, pos, end)) return pos;
+    pos = end + 1;
+  }
+  return len;
+}
+
+/**
+ * Whether `record` is the chunk at `pos`: the same text there, and a cut right after it (which
+ * chunkEnd() would find: the inner lines of a chunk text never open a section).
+ */
+function chunkAt(config: string, pos: number, record: ChunkRecord | undefined): boolean {
+  if (record === undefined) return false;
+  const end = pos + record.text.length;
+  if (end > config.length || config.slice(pos, end) !== record.text) return false;
+  return end === config.length || (record.text.charCodeAt(record.text.length - 1) === 10 && cutsAt(config, end));
+}
+
+function newChunk(slice: string): ChunkRecord {
+  const text = detachString(slice);
+  let lines = 0;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lines++;
+  if (text.length > 0 && text.charCodeAt(text.length - 1) !== 10) lines++;
+  const newline = text.indexOf('\n');
+  const head = newline < 0 ? text : text.slice(0, newline);
+  return { text, head, lines, structure: undefined, usage: undefined, usageKey: undefined, slot: -1, seen: 0 };
+}
+
+/**
+ * The chunks of the latest layout, found by content. Hashing whole chunk texts would cost a pass
+ * over the configuration, so they are filed by their first line (a section header: short and
+ * nearly always distinctive), then compared whole.
+ */
+class ChunkIndex {
+  readonly #byHead = new Map<string, ChunkRecord[]>();
+  #size = 0;
+
+  get size(): number {
+    return this.#size;
+  }
+
+  find(head: string, text: string): ChunkRecord | undefined {
+    const bucket = this.#byHead.get(head);
+    if (bucket === undefined) return undefined;
+    for (const record of bucket) if (record.text === text) return record;
+    return undefined;
+  }
+
+  add(record: ChunkRecord): void {
+    const bucket = this.#byHead.get(record.head);
+    if (bucket === undefined) this.#byHead.set(record.head, [record]);
+    else bucket.push(record);
+    this.#size++;
+  }
+
+  remove(record: ChunkRecord): void {
+    const bucket = this.#byHead.get(record.head);
+    const at = bucket === undefined ? -1 : bucket.indexOf(record);
+    if (bucket === undefined || at < 0) return;
+    bucket.splice(at, 1);
+    if (bucket.length === 0) this.#byHead.delete(record.head);
+    this.#size--;
+  }
+}
+
+/**
+ * A copy of `s` that does not keep alive the string it was sliced from. V8 represents a slice of
+ * a long string as a view into it: a cached chunk text (and every name parsed from it) would
+ * otherwise pin the whole configuration it was first seen in, for as long as the chunk stays
+ * unchanged. Concatenation makes a rope, which slice() first flattens into a string of the
+ * chunk's own size.
+ */
+function detachString(s: string): string {
+  return (' ' + s).slice(1);
+}
+
+/**
+ * A cache by text that keeps only the entries used since the latest begin(): memory follows the
+ * latest call, never the history of calls. An entry keeps the key it was made with, so the value
+ * (which may hold slices of it) and the key share one string.
+ */
+class GenerationCache<V> {
+  #previous = new Map<string, { readonly key: string; readonly value: V }>();
+  #current = new Map<string, { readonly key: string; readonly value: V }>();
+
+  get size(): number {
+    return this.#current.size;
+  }
+
+  begin(): void {
+    this.#previous = this.#current;
+    this.#current = new Map();
+  }
+
+  /** Drops what the call did not use. */
+  end(): void {
+    this.#previous = new Map();
+  }
+
+  get(key: string, make: (key: string) => V): V {
+    let entry = this.#previous.get(key) ?? this.#current.get(key);
+    if (entry === undefined) entry = { key, value: make(key) };
+    this.#current.set(entry.key, entry);
+    return entry.value;
+  }
+}
+
+/** Map entries with their distinct values, for a quick all-present test. */
+function mapEntriesWithValues(text: string): MapEntries {
+  const entries = mapEntriesOf(text);
+  return { ...entries, distinctValues: [...new Set(entries.values)] };
+}
+
+/**
+ * The two phases for a long-lived caller (one per render worker): the same reports as
+ * validateStructure() and checkAuxiliaryFiles(), for every input and whatever calls came before,
+ * at a cost that follows what changed since the previous call. Never throws.
+ */
+export class IncrementalValidator {
+  readonly #index = new ChunkIndex();
+  /** Parses the new chunks (its state is reset for each). */
+  readonly #parser = new StructureParser();
+  #generation = 0;
+  /** The latest configuration and its chunks, reused when the next call passes the same text. */
+  #layout: { readonly config: string; readonly chunks: readonly PlacedChunk[] } | null = null;
+  #processed = 0;
+
+  readonly #mapEntries = new GenerationCache<MapEntries>();
+  readonly #mapIssues = new GenerationCache<readonly LineIssue[]>();
+  readonly #patternIssues = new GenerationCache<readonly LineIssue[]>();
+  readonly #pems = new GenerationCache<PemSummary>();
+  readonly #derive: TextDerivations = {
+    mapEntries: (text) => this.#mapEntries.get(text, mapEntriesWithValues),
+    mapIssues: (text, patternOnly) =>
+      patternOnly ? this.#patternIssues.get(text, (t) => mapIssuesOf(t, true)) : this.#mapIssues.get(text, (t) => mapIssuesOf(t, false)),
+    pem: (text) => this.#pems.get(text, scanPem),
+  };
+
+  /** Chunk texts held: at most the number of chunks of the latest configuration. */
+  get cachedChunks(): number {
+    return this.#index.size;
+  }
+
+  /** Chunks the latest call had to parse (the others were reused). */
+  get processedChunks(): number {
+    return this.#processed;
+  }
+
+  validateStructure(config: string, aux: AuxiliaryFiles, paths: ValidationPaths): ValidationReport {
+    if (typeof config !== 'string') return validateStructure(config, aux, paths);
+    this.#processed = 0;
+    this.#mapEntries.begin();
+    try {
+      return structurePhase(aux, paths, this.#derive, (state) => {
+        for (const { record, offset } of this.#layoutOf(config)) {
+          let ops = record.structure;
+          if (ops === undefined) {
+            ops = record.structure = this.#parser.parse(record.text);
+            this.#processed++;
+          }
+          state.apply(ops, offset);
+        }
+      });
+    } finally {
+      this.#mapEntries.end();
+    }
+  }
+
+  checkAuxiliaryFiles(aux: AuxiliaryFiles, config: string, paths: ValidationPaths): ValidationReport {
+    if (typeof config !== 'string') return checkAuxiliaryFiles(aux, config, paths);
+    this.#processed = 0;
+    const caches = [this.#mapIssues, this.#patternIssues, this.#pems];
+    for (const cache of caches) cache.begin();
+    try {
+      return auxiliaryPhase(aux, paths, this.#derive, (state, scanner) => {
+        const key = JSON.stringify([paths.mapsDir, paths.filesDir, paths.certsDir]);
+        for (const { record } of this.#layoutOf(config)) {
+          let ops = record.usage;
+          if (ops === undefined || record.usageKey !== key) {
+            ops = record.usage = scanner.scan(record.text);
+            record.usageKey = key;
+            this.#processed++;
+          }
+          state.apply(ops);
+        }
+      });
+    } finally {
+      for (const cache of caches) cache.end();
+    }
+  }
+
+  /**
+   * The chunks of `config`, the same as cutting before every line opensSection() accepts. At
+   * each cut, the chunk expected there (the one after the previous chunk in the latest layout,
+   * or the one after that, in case a chunk was replaced or removed) is compared in place;
+   * otherwise the chunk is found by scanning its lines and looked up by text, or is new.
+   */
+  #layoutOf(config: string): readonly PlacedChunk[] {
+    const layout = this.#layout;
+    if (layout !== null && layout.config === config) return layout.chunks;
+    const previous = layout?.chunks ?? [];
+    const index = this.#index;
+    const generation = ++this.#generation;
+    const chunks: PlacedChunk[] = [];
+    const len = config.length;
+    let pos = 0;
+    let offset = 0;
+    let expected = 0;
+    while (pos < len) {
+      let record: ChunkRecord | undefined = previous[expected]?.record;
+      if (!chunkAt(config, pos, record)) {
+        record = previous[expected + 1]?.record;
+        if (!chunkAt(config, pos, record)) record = undefined;
+      }
+      if (record === undefined) {
+        let newline = config.indexOf('\n', pos);
+        if (newline < 0) newline = len;
+        const slice = config.slice(pos, chunkEnd(config, pos));
+        record = index.find(config.slice(pos, newline), slice);
+        if (record === undefined) {
+          record = newChunk(slice);
+          index.add(record);
+        }
+      }
+      if (record.slot >= 0) expected = record.slot + 1;
+      record.seen = generation;
+      chunks.push({ record, offset });
+      offset += record.lines;
+      pos += record.text.length;
+    }
+    for (const { record } of previous) {
+      if (record.seen !== generation) index.remove(record);
+    }
+    for (let i = 0; i < chunks.length; i++) (chunks[i] as PlacedChunk).record.slot = i;
+    this.#layout = { config, chunks };
+    return chunks;
+  }
 }
