@@ -214,8 +214,9 @@ export class RoutingModelBuilder {
         entry = this.#compute(source, objectKey(ingress), ingress, (name) =>
           previousSlots !== undefined ? previousSlots.get(name) : slotsOf(prior, name),
         );
-        // Unchanged routes keep their objects: the route index knows routes by identity.
-        if (prior !== undefined && sameRoutes(prior.routes, entry.routes)) entry = { ...entry, routes: prior.routes };
+        // Unchanged routes and backends keep their objects: the route index knows routes by
+        // identity, and memo blocks and the slot file reuse a backend's text while it lives.
+        if (prior !== undefined) entry = keepUnchanged(prior, entry);
         if (prior !== undefined) this.#unregister(prior);
         this.#register(entry);
         this.#entries.set(entry.key, entry);
@@ -441,20 +442,24 @@ export class RoutingModelBuilder {
   }
 
   #slotFile(backends: readonly Backend[]): string {
-    let text = '';
-    for (const backend of backends) {
+    // Joined in one go: a flat string, where appending piece by piece would leave a rope that
+    // every later reader (the checksum, the copy to the main thread) has to walk.
+    const parts = new Array<string>(backends.length);
+    for (let b = 0; b < backends.length; b++) {
+      const backend = backends[b] as Backend;
       let lines = this.#slotText.get(backend);
       if (lines === undefined) {
-        lines = '';
+        const own = new Array<string>(backend.servers.length);
         for (let i = 0; i < backend.servers.length; i++) {
           const server = backend.servers[i] as Server;
-          lines += `${backend.name} ${i + 1} ${server.enabled ? server.address : '-'}\n`;
+          own[i] = `${backend.name} ${i + 1} ${server.enabled ? server.address : '-'}\n`;
         }
+        lines = own.join('');
         this.#slotText.set(backend, lines);
       }
-      text += lines;
+      parts[b] = lines;
     }
-    return text;
+    return parts.join('');
   }
 }
 
@@ -512,6 +517,31 @@ class RecordedReads implements StoreReader {
 function slotsOf(entry: IngressEntry | undefined, backend: string): readonly string[] | undefined {
   const found = entry?.backends.find((b) => b.name === backend);
   return found === undefined ? undefined : found.servers.map((s) => (s.enabled ? s.address : ''));
+}
+
+/** `next` with the route list and the backend objects of `prior` wherever their content is equal. */
+function keepUnchanged(prior: IngressEntry, next: IngressEntry): IngressEntry {
+  const routes = sameRoutes(prior.routes, next.routes) ? prior.routes : next.routes;
+  let backends = next.backends;
+  for (let i = 0; i < backends.length; i++) {
+    const backend = backends[i] as Backend;
+    const old = prior.backends.find((b) => b.name === backend.name);
+    if (old === undefined || old === backend || !sameBackend(old, backend)) continue;
+    if (backends === next.backends) backends = backends.slice();
+    (backends as Backend[])[i] = old;
+  }
+  return routes === next.routes && backends === next.backends ? next : { ...next, routes, backends };
+}
+
+function sameBackend(a: Backend, b: Backend): boolean {
+  if (a.name !== b.name || a.namespace !== b.namespace || a.ingress !== b.ingress || a.service !== b.service || a.port !== b.port) return false;
+  if (a.servers.length !== b.servers.length) return false;
+  for (let i = 0; i < a.servers.length; i++) {
+    const x = a.servers[i] as Server;
+    const y = b.servers[i] as Server;
+    if (x.name !== y.name || x.address !== y.address || x.enabled !== y.enabled) return false;
+  }
+  return true;
 }
 
 /** Whether `slots` (from a slot file) are exactly the slots `servers` hold. */

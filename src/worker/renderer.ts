@@ -27,6 +27,8 @@ const MAX_REPORTED_ISSUES = 5;
  * sections whose text changed since the previous render, with reports identical to a full parse.
  */
 const validators = new WeakMap<TemplateEngine, IncrementalValidator>();
+/** Per engine: the last text and digest of each output file, for the checksum. */
+const fileDigests = new WeakMap<TemplateEngine, Map<string, { text: string; digest: string }>>();
 
 export function renderAndValidate(engine: TemplateEngine, request: RenderRequest): RenderOutcome {
   const start = performance.now();
@@ -62,13 +64,19 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
   const auxiliary = validator.checkAuxiliaryFiles(output.auxiliaryFiles, output.haproxyConfig, paths);
   warnings.push(...auxiliary.warnings);
   if (auxiliary.errors.length > 0) return failure('auxiliary', auxiliary.errors, warnings);
+  let digests = fileDigests.get(engine);
+  if (digests === undefined) {
+    digests = new Map();
+    fileDigests.set(engine, digests);
+  }
+  const sum = checksum(output.haproxyConfig, output.auxiliaryFiles, digests);
   const validated = performance.now();
 
   return {
     ok: true,
     haproxyConfig: output.haproxyConfig,
     auxiliaryFiles: output.auxiliaryFiles,
-    checksum: checksum(output.haproxyConfig, output.auxiliaryFiles),
+    checksum: sum,
     storeVersion: request.storeVersion,
     timings: { renderMs: rendered - start, validateMs: validated - rendered, totalMs: validated - start },
     warnings,
@@ -81,16 +89,33 @@ function failure(phase: 'validation' | 'auxiliary', issues: readonly ValidationI
   return { ok: false, phase, message: shown.join('; ') + more, warnings };
 }
 
-/** SHA-256 over the config and every auxiliary file, in a fixed order. */
-export function checksum(config: string, aux: AuxiliaryFiles): string {
+/**
+ * SHA-256 over the config's digest and each auxiliary file's kind, name and digest, in a fixed
+ * order. Per-file digests let an unchanged file (the same text as in the previous render) skip
+ * hashing: `digests` remembers the last text and digest per file.
+ */
+export function checksum(config: string, aux: AuxiliaryFiles, digests?: Map<string, { text: string; digest: string }>): string {
   const hash = createHash('sha256');
-  hash.update(config);
+  hash.update(fileDigest('config', config, digests));
   for (const kind of ['maps', 'files', 'certificates'] as const) {
     const files = aux[kind];
     for (const name of Object.keys(files).sort()) {
       hash.update(`\0${kind}/${name}\0`);
-      hash.update(files[name] as string);
+      hash.update(fileDigest(`${kind}/${name}`, files[name] as string, digests));
     }
   }
+  if (digests !== undefined) {
+    // Bounded by the files of this render.
+    const live = new Set(['config', ...(['maps', 'files', 'certificates'] as const).flatMap((kind) => Object.keys(aux[kind]).map((name) => `${kind}/${name}`))]);
+    for (const id of digests.keys()) if (!live.has(id)) digests.delete(id);
+  }
   return hash.digest('hex');
+}
+
+function fileDigest(id: string, text: string, digests: Map<string, { text: string; digest: string }> | undefined): string {
+  const known = digests?.get(id);
+  if (known !== undefined && known.text === text) return known.digest;
+  const digest = createHash('sha256').update(text).digest('hex');
+  digests?.set(id, { text, digest });
+  return digest;
 }

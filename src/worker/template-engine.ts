@@ -208,6 +208,17 @@ interface HelperOptions {
   inverse?: (context: unknown) => string;
 }
 
+/**
+ * Handlebars builds text by concatenation, which V8 keeps as a rope of pieces until something
+ * reads it. A cached text is part of every later render's output; flattening it once here saves
+ * re-walking its pieces each time the whole output is read (validated, hashed, copied to the
+ * main thread). Converting a string to a number is what makes V8 flatten it; the value is unused.
+ */
+export function flatten(text: string): string {
+  void Number(text);
+  return text;
+}
+
 function scopeOf(options: HelperOptions): RenderScope {
   const scope = options.data.scope as RenderScope | undefined;
   if (scope === undefined) throw new Error('helper called outside a render');
@@ -356,7 +367,7 @@ function registerHelpers(hb: HandlebarsEnv): void {
     } finally {
       scope.memoDepth--;
     }
-    if (texts !== undefined) texts.set(key as object, text);
+    if (texts !== undefined) texts.set(key as object, flatten(text));
     return text;
   });
   hb.registerHelper('warn', (...args: unknown[]) => {

@@ -765,24 +765,6 @@ function unquoteArg(s: string): string {
   return t;
 }
 
-/**
- * Reads one map or pattern file line: the key is the first word, the value the rest of the line
- * after the blanks that follow it. Returns null for blank and comment lines.
- */
-function splitMapLine(line: string): { key: string; value: string } | null {
-  let i = 0;
-  const len = line.length;
-  while (i < len && isBlank(line.charCodeAt(i))) i++;
-  if (i >= len || line.charCodeAt(i) === CHAR_HASH) return null;
-  const keyStart = i;
-  while (i < len && !isBlank(line.charCodeAt(i))) i++;
-  const key = line.slice(keyStart, i);
-  while (i < len && isBlank(line.charCodeAt(i))) i++;
-  let end = len;
-  while (end > i && isBlank(line.charCodeAt(end - 1))) end--;
-  return { key, value: line.slice(i, end) };
-}
-
 function isBlank(c: number): boolean {
   return c === CHAR_SPACE || c === CHAR_TAB || c === 13;
 }
@@ -1533,19 +1515,63 @@ interface MapEntries {
   readonly distinctValues?: string[];
 }
 
-function mapEntriesOf(text: string): MapEntries {
+/**
+ * Every entry line of a map or pattern file, in one pass over the text with no per-line copies:
+ * the key (first word) and value (the rest, blanks trimmed; '' when absent) of each line that is
+ * neither blank nor a comment. Same reading as splitMapLine over forEachLine.
+ */
+interface ParsedMap {
+  readonly lines: readonly number[];
+  readonly keys: readonly string[];
+  readonly values: readonly string[];
+}
+
+function parseMapText(text: string): ParsedMap {
   const lines: number[] = [];
   const keys: string[] = [];
   const values: string[] = [];
-  forEachLine(text, (line, lineNo) => {
-    const entry = splitMapLine(line);
-    if (entry !== null && entry.value !== '') {
+  const len = text.length;
+  let pos = 0;
+  let lineNo = 0;
+  while (pos < len) {
+    let end = text.indexOf('\n', pos);
+    if (end < 0) end = len;
+    lineNo++;
+    let i = pos;
+    while (i < end && isBlank(text.charCodeAt(i))) i++;
+    if (i < end && text.charCodeAt(i) !== CHAR_HASH) {
+      const keyStart = i;
+      while (i < end && !isBlank(text.charCodeAt(i))) i++;
+      const keyEnd = i;
+      while (i < end && isBlank(text.charCodeAt(i))) i++;
+      let valueEnd = end;
+      while (valueEnd > i && isBlank(text.charCodeAt(valueEnd - 1))) valueEnd--;
       lines.push(lineNo);
-      keys.push(entry.key);
-      values.push(entry.value);
+      keys.push(text.slice(keyStart, keyEnd));
+      values.push(i < valueEnd ? text.slice(i, valueEnd) : '');
     }
-  });
+    pos = end + 1;
+  }
   return { lines, keys, values };
+}
+
+/** The entries that have a value. */
+function mapEntriesFrom(parsed: ParsedMap): MapEntries {
+  if (!parsed.values.includes('')) return parsed;
+  const lines: number[] = [];
+  const keys: string[] = [];
+  const values: string[] = [];
+  for (let i = 0; i < parsed.values.length; i++) {
+    if (parsed.values[i] === '') continue;
+    lines.push(parsed.lines[i] as number);
+    keys.push(parsed.keys[i] as string);
+    values.push(parsed.values[i] as string);
+  }
+  return { lines, keys, values };
+}
+
+function mapEntriesOf(text: string): MapEntries {
+  return mapEntriesFrom(parseMapText(text));
 }
 
 /** Work derived from one auxiliary file's text alone: computed by the pure functions, cached by IncrementalValidator. */
@@ -2142,24 +2168,29 @@ interface LineIssue {
 
 /** The issues of one map file: they depend on its text and on whether it is used only as a pattern file. */
 function mapIssuesOf(text: string, patternOnly: boolean): readonly LineIssue[] {
+  return mapIssuesFrom(parseMapText(text), patternOnly);
+}
+
+/** Entries without a value, and repeated keys. A pattern file's lines are keys alone: no issues. */
+function mapIssuesFrom(parsed: ParsedMap, patternOnly: boolean): readonly LineIssue[] {
   const issues: LineIssue[] = [];
+  if (patternOnly) return issues;
   // Only the keys are kept: memory grows with the map, never with the value text.
   const seen = new Map<string, number>();
-  forEachLine(text, (line, lineNo) => {
-    const entry = splitMapLine(line);
-    if (entry === null) return;
-    if (!patternOnly && entry.value === '') {
-      issues.push({ line: lineNo, message: `map entry '${entry.key}' has no value (expected '<key> <value>')` });
-      return;
+  for (let i = 0; i < parsed.keys.length; i++) {
+    const key = parsed.keys[i] as string;
+    const lineNo = parsed.lines[i] as number;
+    if (parsed.values[i] === '') {
+      issues.push({ line: lineNo, message: `map entry '${key}' has no value (expected '<key> <value>')` });
+      continue;
     }
-    if (patternOnly) return;
-    const first = seen.get(entry.key);
+    const first = seen.get(key);
     if (first !== undefined) {
-      issues.push({ line: lineNo, message: `duplicate key '${entry.key}' (first defined at line ${first})` });
+      issues.push({ line: lineNo, message: `duplicate key '${key}' (first defined at line ${first})` });
     } else {
-      seen.set(entry.key, lineNo);
+      seen.set(key, lineNo);
     }
-  });
+  }
   return issues;
 }
 
@@ -2567,8 +2598,8 @@ class GenerationCache<V> {
 }
 
 /** Map entries with their distinct values, for a quick all-present test. */
-function mapEntriesWithValues(text: string): MapEntries {
-  const entries = mapEntriesOf(text);
+function mapEntriesWithValues(parsed: ParsedMap): MapEntries {
+  const entries = mapEntriesFrom(parsed);
   return { ...entries, distinctValues: [...new Set(entries.values)] };
 }
 
@@ -2586,14 +2617,18 @@ export class IncrementalValidator {
   #layout: { readonly config: string; readonly chunks: readonly PlacedChunk[] } | null = null;
   #processed = 0;
 
+  /** One parse per map text, shared by the structure phase's and the auxiliary phase's checks. */
+  readonly #parsedMaps = new GenerationCache<ParsedMap>();
   readonly #mapEntries = new GenerationCache<MapEntries>();
   readonly #mapIssues = new GenerationCache<readonly LineIssue[]>();
   readonly #patternIssues = new GenerationCache<readonly LineIssue[]>();
   readonly #pems = new GenerationCache<PemSummary>();
   readonly #derive: TextDerivations = {
-    mapEntries: (text) => this.#mapEntries.get(text, mapEntriesWithValues),
+    mapEntries: (text) => this.#mapEntries.get(text, () => mapEntriesWithValues(this.#parsedMaps.get(text, parseMapText))),
     mapIssues: (text, patternOnly) =>
-      patternOnly ? this.#patternIssues.get(text, (t) => mapIssuesOf(t, true)) : this.#mapIssues.get(text, (t) => mapIssuesOf(t, false)),
+      patternOnly
+        ? this.#patternIssues.get(text, () => mapIssuesFrom(this.#parsedMaps.get(text, parseMapText), true))
+        : this.#mapIssues.get(text, () => mapIssuesFrom(this.#parsedMaps.get(text, parseMapText), false)),
     pem: (text) => this.#pems.get(text, scanPem),
   };
 
@@ -2611,6 +2646,7 @@ export class IncrementalValidator {
     if (typeof config !== 'string') return validateStructure(config, aux, paths);
     this.#processed = 0;
     this.#mapEntries.begin();
+    this.#parsedMaps.begin();
     try {
       return structurePhase(aux, paths, this.#derive, (state) => {
         for (const { record, offset } of this.#layoutOf(config)) {
@@ -2624,13 +2660,16 @@ export class IncrementalValidator {
       });
     } finally {
       this.#mapEntries.end();
+      this.#parsedMaps.end();
     }
   }
 
   checkAuxiliaryFiles(aux: AuxiliaryFiles, config: string, paths: ValidationPaths): ValidationReport {
     if (typeof config !== 'string') return checkAuxiliaryFiles(aux, config, paths);
     this.#processed = 0;
-    const caches = [this.#mapIssues, this.#patternIssues, this.#pems];
+    // Parsed maps carry over from the structure phase of the same render (begin() keeps them
+    // reachable for one more call).
+    const caches = [this.#mapIssues, this.#patternIssues, this.#pems, this.#parsedMaps];
     for (const cache of caches) cache.begin();
     try {
       return auxiliaryPhase(aux, paths, this.#derive, (state, scanner) => {
