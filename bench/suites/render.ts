@@ -1,8 +1,9 @@
 // render: InlinePipeline render + validate of the default template set on the main thread, per N.
 // Cold: every sample builds a new InlinePipeline (template compile + dry render) and renders
 // stores freshly filled with new objects, so no per-object cache (guard verdicts) helps it.
-// Warm: one InlinePipeline renders the same stores again after one EndpointSlice changed, which
-// is the steady state of a controller. Store filling and the change are outside the timing.
+// Warm: one InlinePipeline renders the same stores again after one EndpointSlice (or one Ingress)
+// changed, with the previous output as baseline: the steady state of a controller, where renders
+// are incremental. Store filling and the change are outside the timing.
 import { performance } from 'node:perf_hooks';
 import { Bench, type HookMode } from 'tinybench';
 import { InlinePipeline } from '../../src/main/inline-pipeline.js';
@@ -87,34 +88,43 @@ export const renderSuite: Suite = {
       );
       await cold.run();
 
-      // Warm: the same pipeline and stores; one EndpointSlice changes before every sample.
-      const warmSplit = newSplit();
-      let warmPhase: HookMode = 'warmup';
-      const { stores, cluster } = populatedStores(set, n);
-      const changer = new OneObjectChanger(stores, cluster, n);
-      const pipeline = new InlinePipeline({ templateSet: set });
-      await pipeline.execute(signal, stores, 'reconcile');
-      const warm = new Bench(fixedIterations(`render warm N=${n}`, warmIterations, 2));
-      warm.add(
-        'warm',
-        async () => {
-          record(warmSplit, warmPhase, await pipeline.execute(signal, stores, 'reconcile'));
-        },
-        {
-          async: true,
-          beforeAll: (mode) => {
-            warmPhase = mode ?? 'run';
+      // Warm: the same pipeline and stores; one object changes before every sample, and the
+      // previous output is the baseline, as the coordinator runs it. One bench per change kind.
+      const warmRun = async (kind: 'endpointslice' | 'ingress'): Promise<{ bench: Bench; split: Split }> => {
+        const split = newSplit();
+        let phase: HookMode = 'warmup';
+        const { stores, cluster } = populatedStores(set, n);
+        const changer = new OneObjectChanger(stores, cluster, n, kind);
+        const pipeline = new InlinePipeline({ templateSet: set });
+        let last = await pipeline.execute(signal, stores, 'reconcile');
+        const bench = new Bench(fixedIterations(`render warm (${kind}) N=${n}`, warmIterations, 2));
+        bench.add(
+          'warm',
+          async () => {
+            last = await pipeline.execute(signal, stores, 'reconcile', { baseline: { haproxyConfig: last.haproxyConfig, auxiliaryFiles: last.auxiliaryFiles } });
+            record(split, phase, last);
           },
-          beforeEach: () => changer.change(),
-        },
-      );
-      await warm.run();
+          {
+            async: true,
+            beforeAll: (mode) => {
+              phase = mode ?? 'run';
+            },
+            beforeEach: () => changer.change(),
+          },
+        );
+        await bench.run();
+        return { bench, split };
+      };
+      const { bench: warm, split: warmSplit } = await warmRun('endpointslice');
+      const { bench: warmIngress, split: ingressSplit } = await warmRun('ingress');
 
       const c = latencyOf(taskOf(cold, 'cold'));
       const w = latencyOf(taskOf(warm, 'warm'));
+      const wi = latencyOf(taskOf(warmIngress, 'warm'));
       for (const [label, s, split] of [
         ['cold', c, coldSplit],
         ['warm', w, warmSplit],
+        ['warm ingress', wi, ingressSplit],
       ] as const) {
         results.push({
           task: `render ${label}`,
@@ -141,6 +151,9 @@ export const renderSuite: Suite = {
         coldP50Ms: c.p50Ms,
         warmP50Ms: w.p50Ms,
         'cold/warm p50': ratio(c.p50Ms, w.p50Ms),
+        warmIngressMs: wi.meanMs,
+        'warm ingress/cold': ratio(wi.meanMs, c.meanMs),
+        'warm slice/cold': ratio(w.meanMs, c.meanMs),
         warmUsPerIngress: (w.meanMs * 1000) / n,
         warmRenderMs: mean(warmSplit.renderMs),
         warmValidateMs: mean(warmSplit.validateMs),
@@ -157,7 +170,7 @@ export const renderSuite: Suite = {
       comparisons,
       notes: [
         'cold = new InlinePipeline (template compile + dry render, reported as constructMs) + render + validate of stores filled with new objects (cold per-object caches); JIT is warm after the warm-up sample',
-        'warm = same InlinePipeline and stores, one EndpointSlice replaced before each sample (untimed)',
+        'warm = same InlinePipeline and stores, one EndpointSlice replaced before each sample (untimed); warm ingress = the same with one Ingress path changed; the previous output is the baseline',
         'renderPhaseMs / validatePhaseMs are the pipeline\'s own timings of the measured samples',
         'all of it runs on the main thread: this is the baseline the PoolPipeline moves to workers',
       ],
