@@ -18,7 +18,7 @@ const TASKS = [
   'fetch exact (endpointslices [ns, service-name])',
   'fetch prefix (ingresses [ns], 50 hits)',
   'getSingle (endpointslices [ns, service-name])',
-  'list() after 1 change (re-sort)',
+  'list() after 1 change (sorted view rebuilt)',
   'load 3N objects into a fresh provider',
 ] as const;
 
