@@ -11,8 +11,10 @@ import { IndexedStore } from '../src/worker/indexed-store.js';
 import {
   buildRoutingModel,
   modelOptions,
+  parseSlotFile,
   RoutingModelBuilder,
   SERVER_SLOTS_FILE,
+  slotLine,
   type ModelOptions,
   type RoutingModel,
 } from '../src/worker/ingress-model.js';
@@ -317,32 +319,37 @@ class RandomCluster {
 
 /** The baseline's slot file with 1-3 hand edits, as an operator (or a stale file) might leave it. */
 function handEditedSlots(random: Random, baseline: RenderBaseline): RenderBaseline {
-  const lines = (baseline.auxiliaryFiles.files[SERVER_SLOTS_FILE] ?? '').split('\n').filter((l) => l !== '');
+  const slots = [...parseSlotFile(baseline.auxiliaryFiles.files[SERVER_SLOTS_FILE])].map(([name, list]) => [name, [...list]] as [string, string[]]);
+  const randomAddress = (): string => `10.${between(random, 0, 2)}.${between(random, 0, 3)}.${between(random, 1, 30)}:8080`;
   for (let n = between(random, 1, 3); n > 0; n--) {
     const roll = random();
-    const at = Math.floor(random() * lines.length);
-    const parts = (lines[at] ?? '').split(' ');
-    if (lines.length > 0 && roll < 0.2) {
-      lines[at] = `${parts[0]} ${parts[1]} -`;
-    } else if (lines.length > 1 && roll < 0.4) {
+    const at = Math.floor(random() * slots.length);
+    const entry = slots[at];
+    const slot = entry === undefined ? 0 : Math.floor(random() * entry[1].length);
+    if (entry !== undefined && roll < 0.2) {
+      entry[1][slot] = '';
+    } else if (entry !== undefined && slots.length > 1 && roll < 0.4) {
       // Swap the addresses of two slots (of the same backend or not).
-      const other = Math.floor(random() * lines.length);
-      const b = (lines[other] as string).split(' ');
-      lines[at] = `${parts[0]} ${parts[1]} ${b[2]}`;
-      lines[other] = `${b[0]} ${b[1]} ${parts[2]}`;
-    } else if (lines.length > 0 && roll < 0.55) {
-      lines.splice(at, 1);
-    } else if (lines.length > 0 && roll < 0.7) {
-      lines.push(`${parts[0]} ${between(random, 11, 25)} 10.${between(random, 0, 2)}.${between(random, 0, 3)}.${between(random, 1, 30)}`);
+      const other = slots[Math.floor(random() * slots.length)] as [string, string[]];
+      const otherSlot = Math.floor(random() * other[1].length);
+      const mine = entry[1][slot] as string;
+      entry[1][slot] = other[1][otherSlot] as string;
+      other[1][otherSlot] = mine;
+    } else if (entry !== undefined && roll < 0.55) {
+      slots.splice(at, 1);
+    } else if (entry !== undefined && roll < 0.7) {
+      // More slots than the backend has (up to 25).
+      while (entry[1].length < between(random, 11, 25)) entry[1].push('');
+      entry[1][entry[1].length - 1] = randomAddress();
     } else if (roll < 0.8) {
-      lines.push(`ing_alpha_gone_app0_80 ${between(random, 1, 3)} 10.0.0.${between(random, 1, 30)}`);
-    } else if (lines.length > 0 && roll < 0.9) {
-      lines[at] = `${parts[0]} ${parts[1]} 10.${between(random, 0, 2)}.${between(random, 0, 3)}.${between(random, 1, 30)}:8080`;
+      slots.push(['ing_alpha_gone_app0_80', ['', `10.0.0.${between(random, 1, 30)}:8080`, '']]);
+    } else if (entry !== undefined && roll < 0.9) {
+      entry[1][slot] = randomAddress();
     } else {
-      lines.length = 0;
+      slots.length = 0;
     }
   }
-  const text = lines.map((l) => `${l}\n`).join('');
+  const text = slots.map(([name, list]) => slotLine(name, list)).join('');
   return { ...baseline, auxiliaryFiles: { ...baseline.auxiliaryFiles, files: { ...baseline.auxiliaryFiles.files, [SERVER_SLOTS_FILE]: text } } };
 }
 
@@ -568,8 +575,8 @@ describe('incremental render after one EndpointSlice change', () => {
     expect(diff).toEqual(['-   server srv2 127.0.0.1:1 disabled', '+   server srv2 10.0.1.2:8080']);
     expect(backendSection(second.haproxyConfig, 'ing_shop_api_api_80')).toContain('  server srv2 10.0.1.2:8080\n');
     expect(changedLines(first.auxiliaryFiles.files[SERVER_SLOTS_FILE] as string, second.auxiliaryFiles.files[SERVER_SLOTS_FILE] as string)).toEqual([
-      '- ing_shop_api_api_80 2 -',
-      '+ ing_shop_api_api_80 2 10.0.1.2:8080',
+      '- ing_shop_api_api_80 10.0.1.1:8080 - - - - - - - - -',
+      '+ ing_shop_api_api_80 10.0.1.1:8080 10.0.1.2:8080 - - - - - - - -',
     ]);
     expect(second.auxiliaryFiles.maps).toEqual(first.auxiliaryFiles.maps);
     expect(h.cachedIngresses).toBe(3);

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadTemplateSet, parseSetOverrides } from '../src/main/template-set.js';
-import { assignSlots, PARKED_ADDRESS, SERVER_SLOTS_FILE, type Backend } from '../src/worker/ingress-model.js';
+import { assignSlots, PARKED_ADDRESS, parseSlotFile, SERVER_SLOTS_FILE, type Backend } from '../src/worker/ingress-model.js';
 import type { KubeObject, RenderBaseline, TemplateSetSource } from '../src/worker/protocol.js';
 import {
   defaultTemplateSet,
@@ -435,9 +435,9 @@ describe('server slots', () => {
 
     it('writes the slot assignment to server-slots.txt', () => {
       const out = renderOk(set, cluster(['10.0.0.1', '10.0.0.2']));
-      const lines = (out.auxiliaryFiles.files[SERVER_SLOTS_FILE] ?? '').split('\n');
-      expect(lines.slice(0, 3)).toEqual([`${WEB} 1 10.0.0.1:8080`, `${WEB} 2 10.0.0.2:8080`, `${WEB} 3 -`]);
-      expect(lines).toHaveLength(11);
+      // One line per backend: its slots in order, '-' for an empty one.
+      expect(out.auxiliaryFiles.files[SERVER_SLOTS_FILE]).toBe(`${WEB} 10.0.0.1:8080 10.0.0.2:8080 - - - - - - - -\n`);
+      expect(parseSlotFile(out.auxiliaryFiles.files[SERVER_SLOTS_FILE]).get(WEB)).toEqual(['10.0.0.1:8080', '10.0.0.2:8080', '', '', '', '', '', '', '', '']);
     });
 
     it('keeps surviving endpoints in their slots through endpoint churn and changes only the freed slot', () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InlinePipeline } from '../src/main/inline-pipeline.js';
+import { parseSlotFile } from '../src/worker/ingress-model.js';
 import { loadManifests } from '../src/main/manifest-loader.js';
 import { EXAMPLES_DIR } from '../src/main/paths.js';
 import { PipelineError } from '../src/main/pipeline.js';
@@ -100,12 +101,37 @@ describe('PoolPipeline', () => {
       baseline: { haproxyConfig: first.haproxyConfig, auxiliaryFiles: first.auxiliaryFiles },
     });
     expect(second.haproxyConfig).not.toBe(first.haproxyConfig);
-    const firstSlots = first.auxiliaryFiles.files['server-slots.txt']?.split('\n').filter((l) => l.startsWith('ing_team-0_app-0_')) ?? [];
-    const secondSlots = second.auxiliaryFiles.files['server-slots.txt']?.split('\n').filter((l) => l.startsWith('ing_team-0_app-0_')) ?? [];
+    const slotsOf = (text: string | undefined): string[] => [...(parseSlotFile(text).get('ing_team-0_app-0_app-0_80') ?? [])];
+    const firstSlots = slotsOf(first.auxiliaryFiles.files['server-slots.txt']);
+    const secondSlots = slotsOf(second.auxiliaryFiles.files['server-slots.txt']);
+    expect(secondSlots).toHaveLength(firstSlots.length);
     // Exactly one endpoint moved: every other slot keeps its address.
-    const changed = firstSlots.filter((line, i) => line !== secondSlots[i]);
+    const changed = firstSlots.filter((address, i) => address !== secondSlots[i]);
     expect(changed).toHaveLength(1);
     expect(pool.stats.staleRetries).toBe(retriesBefore);
+  });
+
+  it('receives only the files that changed since the worker\'s previous result, and hands back complete outputs', async () => {
+    const stores = new StoreProvider(set.stores);
+    const cluster = new SyntheticCluster({ ingresses: 30, seed: 5 });
+    cluster.populate(stores);
+    let last = await pool.execute(never, stores, 'reconcile');
+    const reusedBefore = pool.stats.filesReused;
+    for (let i = 0; i < 12; i++) {
+      // Endpoint moves change the config and the slot file but no map; Ingress edits change maps.
+      if (i % 3 === 2) stores.store('ingresses').upsert(cluster.ingress(i, i + 1));
+      else stores.store('endpointslices').upsert(cluster.endpointSlice(i, i + 1));
+      const baseline = { haproxyConfig: last.haproxyConfig, auxiliaryFiles: last.auxiliaryFiles };
+      const [fromPool, fromInline] = await Promise.all([
+        pool.execute(never, stores, 'reconcile', { baseline }),
+        inline.execute(never, stores, 'reconcile', { baseline }),
+      ]);
+      expect(fromPool.haproxyConfig).toBe(fromInline.haproxyConfig);
+      expect(fromPool.auxiliaryFiles).toEqual(fromInline.auxiliaryFiles);
+      expect(fromPool.checksum).toBe(fromInline.checksum);
+      last = fromPool;
+    }
+    expect(pool.stats.filesReused).toBeGreaterThan(reusedBefore);
   });
 
   it('returns as soon as the caller aborts without killing the worker or its replica', async () => {

@@ -13,6 +13,9 @@ import { Piscina } from 'piscina';
 import type { Logger } from 'pino';
 import { releaseRemote, wrapPort, type Remote } from '../worker/comlink-node.js';
 import type {
+  AuxiliaryFiles,
+  RenderSuccess,
+  ReusedFiles,
   ControlPortAnnouncement,
   RenderTask,
   RenderTaskResult,
@@ -48,6 +51,8 @@ export interface PoolPipelineStats {
   readonly workersReplaced: number;
   /** Main-thread time of the last execute before the task was handed to the pool, in ms. */
   readonly lastDispatchMs: number;
+  /** Files (the config included) a worker left out of a result because the pool held them already. */
+  readonly filesReused: number;
 }
 
 interface WorkerHandle {
@@ -85,7 +90,12 @@ export class PoolPipeline implements PipelineExecutor {
   #preferredThread: number | undefined;
   /** Render IDs of this pool's outputs, by the identity of their auxiliary files object. */
   readonly #outputIds = new WeakMap<object, string>();
-  #stats = { executions: 0, fullSyncs: 0, deltaSyncs: 0, changesShipped: 0, staleRetries: 0, workersReplaced: 0, lastDispatchMs: 0 };
+  /**
+   * The last output received from each worker: the worker leaves files equal to these out of
+   * its next result, and they are put back here (one output per worker is held).
+   */
+  readonly #received = new Map<number, { readonly renderId: string; readonly output: { readonly haproxyConfig: string; readonly auxiliaryFiles: AuxiliaryFiles } }>();
+  #stats = { executions: 0, fullSyncs: 0, deltaSyncs: 0, changesShipped: 0, staleRetries: 0, workersReplaced: 0, lastDispatchMs: 0, filesReused: 0 };
 
   /** Validates the template set on the main thread, then starts the pool and waits for its workers. */
   static async create(options: PoolPipelineOptions): Promise<PoolPipeline> {
@@ -207,6 +217,7 @@ export class PoolPipeline implements PipelineExecutor {
       storeVersion: target,
       mode,
       ...(baselineRef !== undefined ? { baselineRef } : options.baseline !== undefined ? { baseline: options.baseline } : {}),
+      receivedOutputs: Object.fromEntries([...this.#received].map(([threadId, { renderId: id }]) => [threadId, id])),
     };
     for (let attempt = 0; ; attempt++) {
       const result = await timed(() => this.#runTask(task));
@@ -226,9 +237,37 @@ export class PoolPipeline implements PipelineExecutor {
         }
         continue;
       }
-      if (result.ok) this.#outputIds.set(result.auxiliaryFiles, renderId);
-      return toPipelineResult(result, renderId);
+      if (!result.ok) return toPipelineResult(result, renderId);
+      const full = this.#restore(result);
+      this.#outputIds.set(full.auxiliaryFiles, renderId);
+      if (full.threadId !== undefined) {
+        this.#received.set(full.threadId, { renderId, output: { haproxyConfig: full.haproxyConfig, auxiliaryFiles: full.auxiliaryFiles } });
+      }
+      return toPipelineResult(full, renderId);
     }
+  }
+
+  /** Puts back the files a worker left out because this thread already held them. */
+  #restore(result: RenderSuccess): RenderSuccess {
+    const reused = result.reused;
+    if (reused === undefined) return result;
+    const held = result.threadId === undefined ? undefined : this.#received.get(result.threadId);
+    if (held === undefined || held.renderId !== reused.from) {
+      throw new PipelineError('render', `worker ${String(result.threadId)} left out files of output ${reused.from}, which the pool does not hold`);
+    }
+    const aux = { maps: { ...result.auxiliaryFiles.maps }, files: { ...result.auxiliaryFiles.files }, certificates: { ...result.auxiliaryFiles.certificates } };
+    for (const id of reused.files) {
+      const cut = id.indexOf('/');
+      const kind = id.slice(0, cut) as keyof AuxiliaryFiles;
+      const name = id.slice(cut + 1);
+      const text = held.output.auxiliaryFiles[kind]?.[name];
+      if (text === undefined) throw new PipelineError('render', `worker ${String(result.threadId)} reused ${id}, which output ${reused.from} does not have`);
+      aux[kind][name] = text;
+    }
+    this.#stats.filesReused += reused.files.length + (reused.config ? 1 : 0);
+    const restored: RenderSuccess & { reused?: ReusedFiles } = { ...result, haproxyConfig: reused.config ? held.output.haproxyConfig : result.haproxyConfig, auxiliaryFiles: aux };
+    delete restored.reused;
+    return restored;
   }
 
   async #runTask(task: RenderTask): Promise<RenderTaskResult> {
@@ -321,6 +360,7 @@ export class PoolPipeline implements PipelineExecutor {
     const handle = this.#workers.get(threadId);
     if (handle === undefined || handle.port !== port) return;
     this.#workers.delete(threadId);
+    this.#received.delete(threadId);
     this.#release(handle);
     if (this.#preferredThread === threadId) this.#preferredThread = this.#workers.keys().next().value;
     if (!this.#destroyed) {

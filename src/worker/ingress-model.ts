@@ -158,7 +158,7 @@ export class RoutingModelBuilder {
   readonly #dependents = new Map<string, string | Set<string>>();
   /** The stores seen by the last build and their generations then. */
   readonly #stores = new Map<string, { store: IndexedStore | undefined; generation: number }>();
-  /** Slot-file lines per backend object. */
+  /** Slot-file line of each backend object. */
   readonly #slotText = new WeakMap<Backend, string>();
   /** The entry of each Ingress object, to skip key building for unchanged objects. */
   #byIngress = new WeakMap<KubeObject, IngressEntry>();
@@ -449,12 +449,8 @@ export class RoutingModelBuilder {
       const backend = backends[b] as Backend;
       let lines = this.#slotText.get(backend);
       if (lines === undefined) {
-        const own = new Array<string>(backend.servers.length);
-        for (let i = 0; i < backend.servers.length; i++) {
-          const server = backend.servers[i] as Server;
-          own[i] = `${backend.name} ${i + 1} ${server.enabled ? server.address : '-'}\n`;
-        }
-        lines = own.join('');
+        lines = slotLine(backend.name, backend.servers.map((server) => (server.enabled ? server.address : '')));
+        void Number(lines); // Flattens the concatenation once (see flatten() in template-engine.ts).
         this.#slotText.set(backend, lines);
       }
       parts[b] = lines;
@@ -693,28 +689,35 @@ export function assignSlots(endpoints: readonly string[], previous: readonly str
 let lastSlotText: string | undefined;
 let lastSlots = new Map<string, string[]>();
 
-/** Parses the slot file of a baseline; the last parse is reused when the text is unchanged. */
+/**
+ * Parses the slot file of a baseline: one line per backend, `<backend> <slot 1> <slot 2> ...`,
+ * each slot an `address:port` or `-` when empty. The last parse is reused while the text is
+ * unchanged, so the map is shared: do not modify it. Malformed lines are skipped.
+ */
 export function parseSlotFile(text: string | undefined): Map<string, string[]> {
   if (text === undefined || text === '') return new Map();
   if (text === lastSlotText) return lastSlots;
   const slots = new Map<string, string[]>();
   for (const line of text.split('\n')) {
-    const [backend, index, address] = line.split(' ');
-    if (backend === undefined || index === undefined || address === undefined) continue;
-    const i = Number(index) - 1;
-    if (!Number.isInteger(i) || i < 0 || i > 100_000) continue;
-    let list = slots.get(backend);
-    if (list === undefined) {
-      list = [];
-      slots.set(backend, list);
-    }
-    while (list.length <= i) list.push('');
-    list[i] = address === '-' ? '' : address;
+    const parts = line.split(' ');
+    const backend = parts[0];
+    if (backend === undefined || backend === '' || parts.length < 2 || parts.length > MAX_SLOTS + 1) continue;
+    slots.set(backend, parts.slice(1).map((address) => (address === '-' ? '' : address)));
   }
   lastSlotText = text;
   lastSlots = slots;
   return slots;
 }
+
+/** The slot file line of one backend ('' slots written as `-`). */
+export function slotLine(backend: string, slots: readonly string[]): string {
+  let line = backend;
+  for (const address of slots) line += address === '' ? ' -' : ` ${address}`;
+  return `${line}\n`;
+}
+
+/** Slots per backend beyond which a slot file line is ignored. */
+const MAX_SLOTS = 100_000;
 
 function pemFromSecret(secret: KubeObject): string | undefined {
   const data = secret.data as Record<string, string> | undefined;

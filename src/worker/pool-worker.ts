@@ -11,8 +11,10 @@ import { renderAndValidate } from './renderer.js';
 import { StoreReplica } from './store-replica.js';
 import { TemplateEngine } from './template-engine.js';
 import type {
+  AuxiliaryFiles,
   ControlPortAnnouncement,
   RenderBaseline,
+  RenderSuccess,
   RenderTask,
   RenderTaskResult,
   StaleReplica,
@@ -95,9 +97,29 @@ export default function render(task: RenderTask): RenderTaskResult {
     storeVersion: replica.version,
     baseline,
   });
-  if (outcome.ok) {
-    recentOutputs.set(task.renderId, { haproxyConfig: outcome.haproxyConfig, auxiliaryFiles: outcome.auxiliaryFiles });
-    while (recentOutputs.size > RECENT_OUTPUTS) recentOutputs.delete(recentOutputs.keys().next().value as string);
+  if (!outcome.ok) return { ...outcome, threadId };
+  const receivedRef = task.receivedOutputs?.[threadId];
+  const received = receivedRef === undefined ? undefined : recentOutputs.get(receivedRef);
+  recentOutputs.set(task.renderId, { haproxyConfig: outcome.haproxyConfig, auxiliaryFiles: outcome.auxiliaryFiles });
+  while (recentOutputs.size > RECENT_OUTPUTS) recentOutputs.delete(recentOutputs.keys().next().value as string);
+  return received === undefined ? { ...outcome, threadId } : { ...withoutRepeats(outcome, received, receivedRef as string), threadId };
+}
+
+/**
+ * The result without the files the main thread already holds: copying a 4 MiB config back to
+ * the main thread costs it milliseconds, and most renders change only some of the files.
+ */
+function withoutRepeats(outcome: RenderSuccess, received: RenderBaseline, from: string): RenderSuccess {
+  const config = outcome.haproxyConfig === received.haproxyConfig;
+  const files: string[] = [];
+  const aux: Record<keyof AuxiliaryFiles, Record<string, string>> = { maps: {}, files: {}, certificates: {} };
+  for (const kind of ['maps', 'files', 'certificates'] as const) {
+    const before = received.auxiliaryFiles[kind];
+    for (const [name, text] of Object.entries(outcome.auxiliaryFiles[kind])) {
+      if (Object.prototype.hasOwnProperty.call(before, name) && before[name] === text) files.push(`${kind}/${name}`);
+      else aux[kind][name] = text;
+    }
   }
-  return { ...outcome, threadId };
+  if (!config && files.length === 0) return outcome;
+  return { ...outcome, haproxyConfig: config ? '' : outcome.haproxyConfig, auxiliaryFiles: aux, reused: { from, config, files } };
 }

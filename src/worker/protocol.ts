@@ -90,6 +90,21 @@ export interface RenderSuccess {
   readonly warnings: readonly string[];
   /** The worker thread that rendered it (absent inline). */
   readonly threadId?: number;
+  /**
+   * Only between a worker and its pool: files left out of this result because they are the same
+   * text as in the worker's output `from`, which the main thread already holds. The pool puts
+   * them back before anyone else sees the result.
+   */
+  readonly reused?: ReusedFiles;
+}
+
+/** Files of a result that repeat an earlier output of the same worker (see RenderSuccess.reused). */
+export interface ReusedFiles {
+  readonly from: string;
+  /** The config is the same (it travels as ''). */
+  readonly config: boolean;
+  /** `maps/<name>`, `files/<name>`, `certificates/<name>`: absent from auxiliaryFiles. */
+  readonly files: readonly string[];
 }
 
 export interface RenderFailure {
@@ -117,6 +132,11 @@ export interface RenderTask {
   readonly baselineRef?: string;
   /** The baseline by value, when the worker does not hold `baselineRef`. */
   readonly baseline?: RenderBaseline;
+  /**
+   * By worker thread ID: the render ID of the last output the main thread received from that
+   * worker. The worker leaves out of its result every file equal to the one in that output.
+   */
+  readonly receivedOutputs?: Readonly<Record<number, string>>;
 }
 
 /** A worker's replica was not at the version a task named; the main thread syncs and retries. */
