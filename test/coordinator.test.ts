@@ -244,7 +244,7 @@ describe('Coordinator reconciliation events', () => {
       storeVersion: 42,
     });
     expect(completed).toMatchObject({ outcome: 'success', durationMs: 250, triggerReason: 'http_resource_change' });
-    expect(h.coordinator.stats).toEqual({ renders: 1, failures: 0, coalesced: 0 });
+    expect(h.coordinator.stats).toEqual({ renders: 1, failures: 0, coalesced: 0, maxQueued: 0 });
   });
 
   it('on failure publishes started, reconciliation.failed, completed in the trigger correlation', async () => {
@@ -269,7 +269,7 @@ describe('Coordinator reconciliation events', () => {
     });
     expect(outputs[2]).toMatchObject({ outcome: 'failure', durationMs: 7, triggerReason: 'index_synchronized' });
     expect(h.ofType('template.rendered')).toHaveLength(0);
-    expect(h.coordinator.stats).toEqual({ renders: 0, failures: 1, coalesced: 0 });
+    expect(h.coordinator.stats).toEqual({ renders: 0, failures: 1, coalesced: 0, maxQueued: 0 });
   });
 
   it.each([
@@ -346,7 +346,7 @@ describe('Coordinator reconciliation events', () => {
     await flushMicrotasks();
 
     expect(h.outputs.map((e) => e.type)).toEqual(['reconciliation.started']);
-    expect(h.coordinator.stats).toEqual({ renders: 0, failures: 0, coalesced: 0 });
+    expect(h.coordinator.stats).toEqual({ renders: 0, failures: 0, coalesced: 0, maxQueued: 0 });
     expect(h.bus.subscriberCount).toBe(0);
   });
 
@@ -388,6 +388,8 @@ describe('Coordinator mailbox', () => {
     expect(h.pipeline.callCount).toBe(2);
     expect(h.bus.droppedCritical).toBe(0);
     expect(h.coordinator.stats.coalesced).toBe(4095);
+    // 4,096 triggers arrived during one render and left one queued behind it.
+    expect(h.coordinator.stats.maxQueued).toBe(1);
     // the newest trigger replaced the queued ones: the second render runs in its correlation
     expect(h.ofType('reconciliation.started')[1]?.correlationId).toBe(flood.at(-1)?.correlationId);
   });

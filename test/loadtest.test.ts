@@ -25,6 +25,8 @@ const KEYS = [
   'renders',
   'coalesced',
   'criticalDrops',
+  'maxRendersInFlight',
+  'maxQueuedTriggers',
   'renderP50Ms',
   'renderP99Ms',
   'freshnessMs',
@@ -74,6 +76,25 @@ describe('loadtest (smoke)', () => {
     expect(r?.fresh).toBe(true);
     expect(Array.isArray(r?.series) && (r?.series as unknown[]).length > 0).toBe(true);
     expect(typeof r?.rssSettled).toBe('boolean');
+    // The Coordinator never runs two renders at once, and coalescing keeps one trigger queued.
+    expect(r?.maxRendersInFlight).toBe(1);
+    expect(r?.maxQueuedTriggers as number).toBeLessThanOrEqual(1);
+  });
+
+  it('judges the targets it can: drops, renders in flight, freshness and memory per mode, and the pool/inline delay ratio', () => {
+    const targets = (report as unknown as { targets: { target: string; limit: string; measured: string; met: boolean }[] }).targets;
+    expect(targets.map((t) => t.target)).toEqual([
+      'main event-loop delay p99, pool / inline',
+      'critical bus drops (inline)',
+      'renders in flight / triggers queued (inline)',
+      'critical bus drops (pool)',
+      'renders in flight / triggers queued (pool)',
+      'freshness (pool)',
+      'RSS settles during the flood (pool)',
+    ]);
+    for (const t of targets) expect(typeof t.met, t.target).toBe('boolean');
+    expect(targets.find((t) => t.target === 'critical bus drops (pool)')?.met).toBe(true);
+    expect(stdout).toContain('| target | limit | measured | met |');
   });
 
   it.each(['inline', 'pool'])('reports a bounded memory series covering the flood for the %s mode', (mode) => {

@@ -33,6 +33,8 @@ export interface CoordinatorStats {
   readonly failures: number;
   /** Triggers that were merged into, or absorbed by, a queued trigger. */
   readonly coalesced: number;
+  /** The most items the mailbox held when a render ended (coalescing keeps this at 1 for triggers). */
+  readonly maxQueued: number;
 }
 
 interface PendingBaseline {
@@ -53,6 +55,7 @@ export class Coordinator {
   #renders = 0;
   #failures = 0;
   #coalesced = 0;
+  #maxQueued = 0;
   /** Baseline the fleet is confirmed to run in this term (undefined: nothing confirmed yet). */
   #confirmed: PendingBaseline | undefined;
   /** Newest successful render not yet judged by the gate; the next render reads it. */
@@ -68,7 +71,7 @@ export class Coordinator {
   }
 
   get stats(): CoordinatorStats {
-    return { renders: this.#renders, failures: this.#failures, coalesced: this.#coalesced };
+    return { renders: this.#renders, failures: this.#failures, coalesced: this.#coalesced, maxQueued: this.#maxQueued };
   }
 
   /** The baseline the next render will receive. */
@@ -107,6 +110,8 @@ export class Coordinator {
     this.#ready.resolve();
     try {
       for (;;) {
+        // The mailbox only fills while a render runs, so its depth here is the most it held since.
+        this.#maxQueued = Math.max(this.#maxQueued, mailbox.depth);
         const item: MailboxItem | undefined = await mailbox.next(signal);
         if (item === undefined) return;
         if (item.type === 'reconciliation.triggered') {

@@ -108,6 +108,10 @@ export interface ChildReport extends MemorySettling {
   readonly coalesced: number;
   readonly failures: number;
   readonly criticalDrops: number;
+  /** The most executes running at once (pool: worker tasks, abandoned ones included). */
+  readonly maxRendersInFlight: number;
+  /** The most items the Coordinator's mailbox held when a render ended. */
+  readonly maxQueuedTriggers: number;
   readonly lossyDrops: number;
   readonly renderP50Ms: number;
   readonly renderP99Ms: number;
@@ -148,6 +152,8 @@ export interface LoadtestReport {
   readonly rssSettledRule: string;
   readonly inline?: ModeReport;
   readonly pool?: ModeReport;
+  /** The performance targets this run can judge, with the measured figures. */
+  readonly targets?: readonly TargetCheck[];
 }
 
 /** Sampling interval of the event-loop delay monitor; reported delays are net of it. */
@@ -230,6 +236,7 @@ export async function runLoadtest(options: LoadtestOptions): Promise<number> {
       `modes ${modes.join(', ')} (each in a fresh child process, one after the other)`,
   );
   for (const mode of modes) report[mode] = await runModeInChild(mode, flood);
+  report.targets = evaluateTargets(report);
 
   const markdown = markdownSummary(report);
   console.log(markdown);
@@ -468,7 +475,7 @@ export async function runLoadtestChild(mode: LoadtestMode, options: FloodOptions
       const threads = options.threads === undefined ? {} : { threads: options.threads };
       pool = await PoolPipeline.create({ templateSet: set, logger: silentLogger(), ...threads });
     }
-    const pipeline = pool ?? new InlinePipeline({ templateSet: set });
+    const pipeline = new ConcurrencyProbe(pool ?? new InlinePipeline({ templateSet: set }), pool);
     const workers = pool;
     const workerHeapBytes =
       workers === undefined ? null : async () => (await workers.workerStatus()).reduce((sum, w) => sum + w.heapUsedBytes, 0);
@@ -481,6 +488,27 @@ export async function runLoadtestChild(mode: LoadtestMode, options: FloodOptions
     parent.close();
     await pool?.destroy();
     await server.close();
+  }
+}
+
+/** Counts the executes running at once; with a pool, also its worker tasks still running. */
+class ConcurrencyProbe implements PipelineExecutor {
+  max = 0;
+  #running = 0;
+
+  constructor(
+    private readonly inner: PipelineExecutor,
+    private readonly pool: PoolPipeline | undefined,
+  ) {}
+
+  async execute(...args: Parameters<PipelineExecutor['execute']>): ReturnType<PipelineExecutor['execute']> {
+    this.#running++;
+    this.max = Math.max(this.max, this.#running, (this.pool?.rendersInFlight ?? 0) + 1);
+    try {
+      return await this.inner.execute(...args);
+    } finally {
+      this.#running--;
+    }
   }
 }
 
@@ -562,6 +590,8 @@ async function floodOnce(rig: FloodRig): Promise<ChildReport> {
       triggers: observer.triggers,
       renders: observer.renders,
       coalesced: coordinator.stats.coalesced - coalescedBefore,
+      maxRendersInFlight: rig.pipeline instanceof ConcurrencyProbe ? rig.pipeline.max : 0,
+      maxQueuedTriggers: coordinator.stats.maxQueued,
       failures: observer.failures,
       criticalDrops: bus.droppedCritical,
       lossyDrops: bus.droppedLossy,
@@ -1047,6 +1077,8 @@ const ROWS: readonly Row[] = [
   { label: 'renders executed', value: (r) => r.renders, digits: 0 },
   { label: 'triggers coalesced', value: (r) => r.coalesced, digits: 0 },
   { label: 'critical bus drops', value: (r) => r.criticalDrops, digits: 0 },
+  { label: 'renders in flight, max', value: (r) => r.maxRendersInFlight, digits: 0 },
+  { label: 'triggers queued behind a render, max', value: (r) => r.maxQueuedTriggers, digits: 0 },
   { label: 'render p50 (ms)', value: (r) => r.renderP50Ms, digits: 1 },
   { label: 'render p99 (ms)', value: (r) => r.renderP99Ms, digits: 1 },
   {
@@ -1113,6 +1145,11 @@ export function markdownSummary(report: LoadtestReport): string {
     if (both) cells.push(row.noRatio === true ? '–' : ratio(row.value(report.pool as ModeReport), row.value(report.inline as ModeReport)));
     lines.push(`| ${row.label} | ${cells.join(' | ')} |`);
   }
+  const targets = report.targets ?? evaluateTargets(report);
+  if (targets.length > 0) {
+    lines.push('', '| target | limit | measured | met |', '|---|---|---|---|');
+    for (const t of targets) lines.push(`| ${t.target} | ${t.limit} | ${t.measured} | ${t.met ? 'yes' : '**no**'} |`);
+  }
   const windows = [...new Set(modes.map((m) => (report[m] as ModeReport).memoryWindowMs))].join(' / ');
   lines.push(
     '',
@@ -1120,6 +1157,58 @@ export function markdownSummary(report: LoadtestReport): string {
       report.rssSettledRule,
   );
   return `${lines.join('\n')}\n`;
+}
+
+export interface TargetCheck {
+  readonly target: string;
+  readonly limit: string;
+  readonly measured: string;
+  readonly met: boolean;
+}
+
+/**
+ * The performance targets a load test run can judge: event-loop delay of the pool against
+ * inline (needs both modes), no critical drops, at most one render in flight plus one trigger
+ * queued, freshness of the pool within twice its render p50 plus 50 ms, and RSS settling.
+ */
+export function evaluateTargets(report: Pick<LoadtestReport, 'inline' | 'pool'>): TargetCheck[] {
+  const checks: TargetCheck[] = [];
+  const { inline, pool } = report;
+  if (inline !== undefined && pool !== undefined) {
+    const r = inline.eldP99Ms > 0 ? pool.eldP99Ms / inline.eldP99Ms : Number.POSITIVE_INFINITY;
+    checks.push({
+      target: 'main event-loop delay p99, pool / inline',
+      limit: '≤ 0.1',
+      measured: `${pool.eldP99Ms.toFixed(2)} / ${inline.eldP99Ms.toFixed(2)} ms = ${r.toPrecision(2)}`,
+      met: r <= 0.1,
+    });
+  }
+  for (const [mode, m] of [['inline', inline], ['pool', pool]] as const) {
+    if (m === undefined) continue;
+    checks.push({ target: `critical bus drops (${mode})`, limit: '0', measured: String(m.criticalDrops), met: m.criticalDrops === 0 });
+    checks.push({
+      target: `renders in flight / triggers queued (${mode})`,
+      limit: '≤ 1 / ≤ 1',
+      measured: `${m.maxRendersInFlight} / ${m.maxQueuedTriggers}`,
+      met: m.maxRendersInFlight <= 1 && m.maxQueuedTriggers <= 1,
+    });
+  }
+  if (pool !== undefined) {
+    const limit = 2 * pool.renderP50Ms + 50;
+    checks.push({
+      target: 'freshness (pool)',
+      limit: `≤ 2 × render p50 + 50 ms = ${limit.toFixed(0)} ms`,
+      measured: `${pool.freshnessMs.toFixed(0)} ms${pool.fresh ? '' : ' (timed out)'}`,
+      met: pool.fresh && pool.freshnessMs <= limit,
+    });
+    checks.push({
+      target: 'RSS settles during the flood (pool)',
+      limit: 'growth ≤ 5 %, slope ≤ 5 %/min',
+      measured: `${pool.rssGrowthPct.toFixed(1)} %, ${pool.rssSlopePctPerMin.toFixed(1)} %/min`,
+      met: pool.rssSettled,
+    });
+  }
+  return checks;
 }
 
 function ratio(pool: number, inline: number): string {
