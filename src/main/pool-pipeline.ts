@@ -208,7 +208,20 @@ export class PoolPipeline implements PipelineExecutor {
         dispatchMs += performance.now() - t0;
       }
     };
-    await Promise.all([...this.#workers.values()].map((w) => this.#syncWorker(w, stores, target, timed)));
+    // Only the worker the task will go to is waited for; the others catch up in the background
+    // (syncs to one worker are serialised, so they stay in order), and are awaited only after
+    // the render, so that their main-thread time still counts in this execute's dispatch time.
+    // A task that lands on a worker that is behind gets a stale answer, and that worker is
+    // synced before the retry.
+    const preferred = this.#preferredThread === undefined ? undefined : this.#workers.get(this.#preferredThread);
+    const waited: Promise<void>[] = [];
+    const background: Promise<unknown>[] = [];
+    for (const w of this.#workers.values()) {
+      const sync = this.#syncWorker(w, stores, target, timed);
+      if (preferred === undefined || w === preferred) waited.push(sync);
+      else background.push(sync.catch((error: unknown) => this.#logger.warn({ err: error, threadId: w.threadId }, 'sync of a spare worker failed')));
+    }
+    await Promise.all(waited);
     const renderId = randomUUID();
     const baselineRef = options.baseline === undefined ? undefined : this.#outputIds.get(options.baseline.auxiliaryFiles);
     let task: RenderTask = {
@@ -221,6 +234,7 @@ export class PoolPipeline implements PipelineExecutor {
     };
     for (let attempt = 0; ; attempt++) {
       const result = await timed(() => this.#runTask(task));
+      await Promise.all(background);
       this.#stats.lastDispatchMs = dispatchMs;
       if ('stale' in result) {
         if (attempt >= MAX_STALE_RETRIES) {
