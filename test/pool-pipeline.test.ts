@@ -181,6 +181,8 @@ describe('PoolPipeline failures', () => {
       const recovered = await crashPool.execute(never, stores, 'reconcile');
       const expected = await inline.execute(never, stores, 'reconcile');
       expect(recovered.haproxyConfig).toBe(expected.haproxyConfig);
+      // The replacement sends every file: nothing it rendered is held by the pool yet.
+      expect(recovered.auxiliaryFiles).toEqual(expected.auxiliaryFiles);
       expect(crashPool.stats.fullSyncs).toBe(fullSyncs + 1);
       expect(crashPool.stats.workersReplaced).toBeGreaterThanOrEqual(1);
     } finally {
