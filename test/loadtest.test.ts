@@ -36,6 +36,7 @@ const KEYS = [
   'rssSecondHalfPeakMb',
   'rssGrowthPct',
   'rssSlopeMbPerMin',
+  'rssSlopeStdErrMbPerMin',
   'rssSlopePctPerMin',
   'heapFirstHalfPeakMb',
   'heapSecondHalfPeakMb',
@@ -180,10 +181,19 @@ describe('RSS settling verdict', () => {
     expect(s.rssFirstHalfPeakMb).toBe(315);
     expect(s.rssSecondHalfPeakMb).toBe(330);
     expect(s.rssSlopeMbPerMin).toBeCloseTo(30, 6);
+    // A perfect line leaves no residuals: the slope is exact.
+    expect(s.rssSlopeStdErrMbPerMin).toBeCloseTo(0, 6);
     expect(s.rssSlopePctPerMin).toBeCloseTo((30 / 330) * 100, 1);
     // Under 5% growth between the half peaks, but the trend is ~9% of the peak per minute.
     expect(s.rssGrowthPct).toBeLessThan(5);
     expect(s.rssSettled).toBe(false);
+  });
+
+  it('reports how much of the slope garbage-collection swings alone could explain', () => {
+    // A flat level with a ±40 MB sawtooth: the slope is near 0, its standard error is not.
+    const s = memorySettling(series((t) => 800 + (t % 4 < 2 ? 40 : -40)), 60_000);
+    expect(Math.abs(s.rssSlopeMbPerMin)).toBeLessThan(2 * s.rssSlopeStdErrMbPerMin);
+    expect(s.rssSlopeStdErrMbPerMin).toBeGreaterThan(10);
   });
 
   it('is not settled when the second half peaks well above the first', () => {

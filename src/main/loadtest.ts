@@ -80,6 +80,11 @@ export interface MemorySettling {
   readonly rssSlopeMbPerMin: number;
   /** rssSlopeMbPerMin in % of the flood's RSS peak (the larger half peak). */
   readonly rssSlopePctPerMin: number;
+  /**
+   * Standard error of that slope (MB/min): how far garbage-collection swings alone move it. A
+   * slope within about two standard errors of the limit is a noise-limited verdict.
+   */
+  readonly rssSlopeStdErrMbPerMin: number;
   readonly rssSettled: boolean;
   /** The same halves for the main heap (its value at each window's end) and the workers' heap. */
   readonly heapFirstHalfPeakMb: number;
@@ -1022,7 +1027,7 @@ export function memorySettling(points: readonly MemoryPoint[], floodEndMs: numbe
   const rssSecond = peak(second, (p) => p.rssMb) ?? rssFirst;
   const rssPeak = Math.max(rssFirst, rssSecond);
   const growthPct = rssFirst > 0 ? (rssSecond / rssFirst - 1) * 100 : 0;
-  const slopeMbPerMin = leastSquaresSlope(second.map((p) => [p.tMs / 60_000, p.rssMb] as const));
+  const { slope: slopeMbPerMin, stdErr: slopeStdErr } = leastSquaresSlope(second.map((p) => [p.tMs / 60_000, p.rssMb] as const));
   const slopePctPerMin = rssPeak > 0 ? (slopeMbPerMin / rssPeak) * 100 : 0;
   return {
     rssFirstHalfPeakMb: round(rssFirst, 1),
@@ -1030,6 +1035,7 @@ export function memorySettling(points: readonly MemoryPoint[], floodEndMs: numbe
     rssGrowthPct: round(growthPct, 2),
     rssSlopeMbPerMin: round(slopeMbPerMin, 2),
     rssSlopePctPerMin: round(slopePctPerMin, 2),
+    rssSlopeStdErrMbPerMin: round(slopeStdErr, 2),
     rssSettled: growthPct <= RSS_SETTLED_MAX_GROWTH_PCT && slopePctPerMin <= RSS_SETTLED_MAX_SLOPE_PCT_PER_MIN,
     heapFirstHalfPeakMb: round(peak(first, (p) => p.heapMb) ?? 0, 1),
     heapSecondHalfPeakMb: round(peak(second, (p) => p.heapMb) ?? 0, 1),
@@ -1038,9 +1044,12 @@ export function memorySettling(points: readonly MemoryPoint[], floodEndMs: numbe
   };
 }
 
-/** Slope of the least-squares line through [x, y] points; 0 with fewer than two distinct x. */
-function leastSquaresSlope(points: readonly (readonly [number, number])[]): number {
-  if (points.length < 2) return 0;
+/**
+ * Slope of the least-squares line through [x, y] points, with its standard error (0 and 0 with
+ * fewer than two distinct x; the error needs at least three points).
+ */
+function leastSquaresSlope(points: readonly (readonly [number, number])[]): { slope: number; stdErr: number } {
+  if (points.length < 2) return { slope: 0, stdErr: 0 };
   const meanX = points.reduce((sum, [x]) => sum + x, 0) / points.length;
   const meanY = points.reduce((sum, [, y]) => sum + y, 0) / points.length;
   let sxy = 0;
@@ -1049,7 +1058,12 @@ function leastSquaresSlope(points: readonly (readonly [number, number])[]): numb
     sxy += (x - meanX) * (y - meanY);
     sxx += (x - meanX) ** 2;
   }
-  return sxx === 0 ? 0 : sxy / sxx;
+  if (sxx === 0) return { slope: 0, stdErr: 0 };
+  const slope = sxy / sxx;
+  if (points.length < 3) return { slope, stdErr: 0 };
+  let residuals = 0;
+  for (const [x, y] of points) residuals += (y - (meanY + slope * (x - meanX))) ** 2;
+  return { slope, stdErr: Math.sqrt(residuals / (points.length - 2) / sxx) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1102,7 +1116,7 @@ const ROWS: readonly Row[] = [
     label: 'RSS slope over the second half (MB/min)',
     value: (r) => r.rssSlopeMbPerMin,
     digits: 1,
-    note: (r) => `${r.rssSlopeMbPerMin.toFixed(1)} (${r.rssSlopePctPerMin.toFixed(1)} % of peak)`,
+    note: (r) => `${r.rssSlopeMbPerMin.toFixed(1)} ± ${r.rssSlopeStdErrMbPerMin.toFixed(1)} (${r.rssSlopePctPerMin.toFixed(1)} % of peak)`,
     noRatio: true,
   },
   { label: 'RSS settled', value: (r) => (r.rssSettled ? 1 : 0), digits: 0, note: (r) => (r.rssSettled ? 'yes' : '**no**'), noRatio: true },
