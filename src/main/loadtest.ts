@@ -522,7 +522,8 @@ interface FloodRig {
   readonly options: FloodOptions;
   readonly cluster: SyntheticCluster;
   readonly stores: StoreProvider;
-  readonly pipeline: PipelineExecutor;
+  /** The executor, wrapped to count concurrent renders. */
+  readonly pipeline: ConcurrencyProbe;
   readonly threads: number | null;
   /** The pool workers' heap in use, summed; null for the inline mode. */
   readonly workerHeapBytes: (() => Promise<number>) | null;
@@ -595,7 +596,7 @@ async function floodOnce(rig: FloodRig): Promise<ChildReport> {
       triggers: observer.triggers,
       renders: observer.renders,
       coalesced: coordinator.stats.coalesced - coalescedBefore,
-      maxRendersInFlight: rig.pipeline instanceof ConcurrencyProbe ? rig.pipeline.max : 0,
+      maxRendersInFlight: rig.pipeline.max,
       maxQueuedTriggers: coordinator.stats.maxQueued,
       failures: observer.failures,
       criticalDrops: bus.droppedCritical,

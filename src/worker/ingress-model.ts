@@ -253,7 +253,8 @@ export class RoutingModelBuilder {
 
     const certificates = new Map<string, Certificate>();
     this.#replayLogs(entries, source, warn, certificates);
-    const backends = this.#sortedBackends(namesChanged || previous === undefined ? entries : recomputedEntries, namesChanged || previous === undefined);
+    const resort = namesChanged || previous === undefined;
+    const backends = this.#sortedBackends(resort ? entries : recomputedEntries, resort);
     let tables: RouteTables;
     if (previous !== undefined && !routesChanged) {
       tables = tablesOf(previous);
@@ -447,13 +448,12 @@ export class RoutingModelBuilder {
     const parts = new Array<string>(backends.length);
     for (let b = 0; b < backends.length; b++) {
       const backend = backends[b] as Backend;
-      let lines = this.#slotText.get(backend);
-      if (lines === undefined) {
-        lines = slotLine(backend.name, backend.servers.map((server) => (server.enabled ? server.address : '')));
-        void Number(lines); // Flattens the concatenation once (see flatten() in template-engine.ts).
-        this.#slotText.set(backend, lines);
+      let line = this.#slotText.get(backend);
+      if (line === undefined) {
+        line = slotLine(backend.name, backend.servers.map((server) => (server.enabled ? server.address : '')));
+        this.#slotText.set(backend, line);
       }
-      parts[b] = lines;
+      parts[b] = line;
     }
     return parts.join('');
   }

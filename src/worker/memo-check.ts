@@ -160,14 +160,9 @@ export function checkMemoBlocks(program: hbs.AST.Program, template: string, snip
   };
 
   // Memo blocks inside a partial are numbered by the partial's own template walk; a walk through
-  // a partial on behalf of a caller must not number them again.
-  const prepared = new WeakSet<Node>();
+  // a partial on behalf of a caller finds their ID already there and leaves it.
   const prepare = (block: hbs.AST.BlockStatement): void => {
-    if (prepared.has(block) || block.hash?.pairs.some((p) => p.key === MEMO_ID)) {
-      prepared.add(block);
-      return;
-    }
-    prepared.add(block);
+    if (block.hash?.pairs.some((p) => p.key === MEMO_ID)) return;
     const id = `${template}#${++counter}`;
     const value = { type: 'StringLiteral', value: id, original: id, loc: block.loc } as hbs.AST.StringLiteral;
     const pair = { type: 'HashPair', key: MEMO_ID, value, loc: block.loc } as hbs.AST.HashPair;

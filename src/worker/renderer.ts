@@ -26,9 +26,14 @@ const MAX_REPORTED_ISSUES = 5;
  * One validator per engine (that is, per worker or inline pipeline): it re-parses only the
  * sections whose text changed since the previous render, with reports identical to a full parse.
  */
-const validators = new WeakMap<TemplateEngine, IncrementalValidator>();
-/** Per engine: the last text and digest of each output file, for the checksum. */
-const fileDigests = new WeakMap<TemplateEngine, Map<string, { text: string; digest: string }>>();
+const engineStates = new WeakMap<TemplateEngine, EngineState>();
+
+/** What one engine's renders keep between renders, next to the engine's own caches. */
+interface EngineState {
+  readonly validator: IncrementalValidator;
+  /** The last text and digest of each output file, for the checksum. */
+  readonly digests: Map<string, { text: string; digest: string }>;
+}
 
 export function renderAndValidate(engine: TemplateEngine, request: RenderRequest): RenderOutcome {
   const start = performance.now();
@@ -53,22 +58,18 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
   }
   const rendered = performance.now();
 
-  let validator = validators.get(engine);
-  if (validator === undefined) {
-    validator = new IncrementalValidator();
-    validators.set(engine, validator);
+  let state = engineStates.get(engine);
+  if (state === undefined) {
+    state = { validator: new IncrementalValidator(), digests: new Map() };
+    engineStates.set(engine, state);
   }
+  const { validator, digests } = state;
   const structure = validator.validateStructure(output.haproxyConfig, output.auxiliaryFiles, paths);
   warnings.push(...structure.warnings);
   if (structure.errors.length > 0) return failure('validation', structure.errors, warnings);
   const auxiliary = validator.checkAuxiliaryFiles(output.auxiliaryFiles, output.haproxyConfig, paths);
   warnings.push(...auxiliary.warnings);
   if (auxiliary.errors.length > 0) return failure('auxiliary', auxiliary.errors, warnings);
-  let digests = fileDigests.get(engine);
-  if (digests === undefined) {
-    digests = new Map();
-    fileDigests.set(engine, digests);
-  }
   const sum = checksum(output.haproxyConfig, output.auxiliaryFiles, digests);
   const validated = performance.now();
 

@@ -20,6 +20,11 @@ export type RouteTables = Pick<RoutingModel, 'hostExact' | 'hostPrefix' | 'hostR
 type TableName = keyof RouteTables;
 const TABLES: readonly TableName[] = ['hostExact', 'hostPrefix', 'hostRegex', 'pathExact', 'pathPrefix'];
 
+/** The five tables, each given by `table(name)`. */
+function eachTable(table: (name: TableName) => readonly RouteEntry[]): RouteTables {
+  return Object.fromEntries(TABLES.map((name) => [name, table(name)])) as unknown as RouteTables;
+}
+
 interface Claim {
   readonly table: TableName;
   readonly key: string;
@@ -76,7 +81,7 @@ export function routeTables(routes: readonly RouteCandidate[], warn: (message: s
   }
   const entries = (name: TableName): RouteEntry[] =>
     [...(tables.get(name) as Map<string, RouteCandidate>).entries()].map(([key, route]) => ({ key, backend: route.backend })).sort(compareEntries);
-  return { hostExact: entries('hostExact'), hostPrefix: entries('hostPrefix'), hostRegex: entries('hostRegex'), pathExact: entries('pathExact'), pathPrefix: entries('pathPrefix') };
+  return eachTable(entries);
 }
 
 /**
@@ -153,11 +158,16 @@ export class RouteIndex {
         (lists.get(id.slice(0, cut) as TableName) as RouteEntry[]).push({ key: id.slice(cut + 1), backend: (claimants[0] as RouteCandidate).backend });
       }
       const sorted = (name: TableName): RouteEntry[] => (lists.get(name) as RouteEntry[]).sort(compareEntries);
-      return { hostExact: sorted('hostExact'), hostPrefix: sorted('hostPrefix'), hostRegex: sorted('hostRegex'), pathExact: sorted('pathExact'), pathPrefix: sorted('pathPrefix') };
+      return eachTable(sorted);
     }
-    const next: Record<TableName, RouteEntry[] | undefined> = { hostExact: undefined, hostPrefix: undefined, hostRegex: undefined, pathExact: undefined, pathPrefix: undefined };
+    // Touched tables are copied before they change: the previous arrays are never modified.
+    const next = new Map<TableName, RouteEntry[]>();
     for (const [id, { table, key }] of touched) {
-      const list = (next[table] ??= previous[table].slice());
+      let list = next.get(table);
+      if (list === undefined) {
+        list = previous[table].slice();
+        next.set(table, list);
+      }
       const claimant = this.#claims.get(id)?.[0];
       const at = position(list, key);
       const present = at < list.length && (list[at] as RouteEntry).key === key;
@@ -170,10 +180,10 @@ export class RouteIndex {
       }
     }
     const pick = (name: TableName): readonly RouteEntry[] => {
-      const list = next[name];
+      const list = next.get(name);
       return list === undefined || sameEntries(list, previous[name]) ? previous[name] : list;
     };
-    return { hostExact: pick('hostExact'), hostPrefix: pick('hostPrefix'), hostRegex: pick('hostRegex'), pathExact: pick('pathExact'), pathPrefix: pick('pathPrefix') };
+    return eachTable(pick);
   }
 }
 
@@ -202,7 +212,7 @@ function sameEntries(a: readonly RouteEntry[], b: readonly RouteEntry[]): boolea
 /** Keeps the previous array of every table whose content did not change. */
 function reuseUnchanged(fresh: RouteTables, previous: RouteTables): RouteTables {
   const pick = (name: TableName): readonly RouteEntry[] => (sameEntries(fresh[name], previous[name]) ? previous[name] : fresh[name]);
-  return { hostExact: pick('hostExact'), hostPrefix: pick('hostPrefix'), hostRegex: pick('hostRegex'), pathExact: pick('pathExact'), pathPrefix: pick('pathPrefix') };
+  return eachTable(pick);
 }
 
 export function tablesOf(model: RoutingModel): RouteTables {

@@ -214,7 +214,7 @@ interface HelperOptions {
  * re-walking its pieces each time the whole output is read (validated, hashed, copied to the
  * main thread). Converting a string to a number is what makes V8 flatten it; the value is unused.
  */
-export function flatten(text: string): string {
+function flatten(text: string): string {
   void Number(text);
   return text;
 }
