@@ -30,6 +30,7 @@ import {
   exampleTlsData,
   indexedStores,
   ingress,
+  ROUTING_STORES,
   rule,
   service,
   tlsSecret,
@@ -414,17 +415,7 @@ function checkModels(seed: number, steps: number): void {
   const builder = new RoutingModelBuilder(options);
   const set: TemplateSetSource = {
     hash: 'model-only',
-    stores: [
-      { name: 'ingresses', apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', indexBy: ['metadata.namespace', 'metadata.name'] },
-      { name: 'services', apiVersion: 'v1', kind: 'Service', indexBy: ['metadata.namespace', 'metadata.name'] },
-      {
-        name: 'endpointslices',
-        apiVersion: 'discovery.k8s.io/v1',
-        kind: 'EndpointSlice',
-        indexBy: ['metadata.namespace', 'metadata.labels.kubernetes\\.io/service-name'],
-      },
-      { name: 'secrets', apiVersion: 'v1', kind: 'Secret', indexBy: ['metadata.namespace', 'metadata.name'] },
-    ],
+    stores: ROUTING_STORES,
     snippets: {},
     maps: {},
     files: {},

@@ -4,10 +4,10 @@
 // compiled, and helpers whose effect could not be replayed (store reads, emit, warn) throw when
 // the block renders.
 import { describe, expect, it } from 'vitest';
-import { GuardedReader } from '../src/worker/guarded-reader.js';
 import { IndexedStore } from '../src/worker/indexed-store.js';
 import type { KubeObject, TemplateSetSource } from '../src/worker/protocol.js';
-import { TemplateEngine, TemplateError, type RenderScope } from '../src/worker/template-engine.js';
+import { TemplateEngine, TemplateError } from '../src/worker/template-engine.js';
+import { renderScope, type ScopeHarness } from './helpers/scope.js';
 
 let hashCounter = 0;
 
@@ -20,31 +20,12 @@ function pod(name: string): KubeObject {
   return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' } };
 }
 
-interface Scope {
-  readonly scope: RenderScope;
-  readonly warnings: string[];
-}
-
 /** A render scope over a `pods` store holding pods a and b. */
-function scopeWith(values: Record<string, unknown> = {}): Scope {
+function scopeWith(values: Record<string, unknown> = {}): ScopeHarness {
   const pods = new IndexedStore('pods');
   pods.upsert(pod('a'));
   pods.upsert(pod('b'));
-  const warnings: string[] = [];
-  const warn = (message: string): void => {
-    warnings.push(message);
-  };
-  return {
-    warnings,
-    scope: {
-      reader: new GuardedReader((name) => (name === 'pods' ? pods : undefined), warn),
-      values,
-      baseline: undefined,
-      paths: { mapsDir: '/maps', filesDir: '/files', certsDir: '/certs' },
-      warn,
-      emitted: { maps: {}, files: {}, certificates: {} },
-    },
-  };
+  return renderScope((name) => (name === 'pods' ? pods : undefined), values, { mapsDir: '/maps', filesDir: '/files', certsDir: '/certs' });
 }
 
 /** Renders the set's config with `engine` against `values`. */

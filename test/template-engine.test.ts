@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { GuardedReader } from '../src/worker/guarded-reader.js';
 import { IndexedStore } from '../src/worker/indexed-store.js';
 import type { KubeObject, TemplateSetSource } from '../src/worker/protocol.js';
 import { GENERATOR_KEY, TemplateEngine, TemplateError, type RenderScope, type RenderedOutput } from '../src/worker/template-engine.js';
+import { renderScope, type ScopeHarness } from './helpers/scope.js';
 
 let hashCounter = 0;
 
@@ -25,34 +25,15 @@ function pod(namespace: string, name: string, extra: Record<string, unknown> = {
   return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace }, ...extra };
 }
 
-interface Harness {
-  readonly scope: RenderScope;
-  readonly warnings: string[];
-}
-
 /** A render scope over IndexedStores named `pods` (indexed by namespace/name) and `secrets`. */
-function harness(values: Record<string, unknown> = {}, objects: { pods?: KubeObject[]; secrets?: KubeObject[] } = {}): Harness {
+function harness(values: Record<string, unknown> = {}, objects: { pods?: KubeObject[]; secrets?: KubeObject[] } = {}): ScopeHarness {
   const stores = new Map<string, IndexedStore>([
     ['pods', new IndexedStore('pods')],
     ['secrets', new IndexedStore('secrets')],
   ]);
   for (const object of objects.pods ?? []) stores.get('pods')?.upsert(object);
   for (const object of objects.secrets ?? []) stores.get('secrets')?.upsert(object);
-  const warnings: string[] = [];
-  const warn = (message: string): void => {
-    warnings.push(message);
-  };
-  return {
-    warnings,
-    scope: {
-      reader: new GuardedReader((name) => stores.get(name), warn),
-      values,
-      baseline: undefined,
-      paths: { mapsDir: '/etc/haproxy/maps', filesDir: '/etc/haproxy/files', certsDir: '/etc/haproxy/certs' },
-      warn,
-      emitted: { maps: {}, files: {}, certificates: {} },
-    },
-  };
+  return renderScope((name) => stores.get(name), values, { mapsDir: '/etc/haproxy/maps', filesDir: '/etc/haproxy/files', certsDir: '/etc/haproxy/certs' });
 }
 
 /** Renders `template` as the haproxyConfig of a fresh set and returns the config text. */
@@ -60,7 +41,7 @@ function renderText(template: string, values: Record<string, unknown> = {}, obje
   return new TemplateEngine().render(templateSet(template, { values }), harness(values, objects).scope, 1).haproxyConfig;
 }
 
-function renderSet(set: TemplateSetSource, h: Harness = harness(set.values as Record<string, unknown>)): RenderedOutput {
+function renderSet(set: TemplateSetSource, h: ScopeHarness = harness(set.values as Record<string, unknown>)): RenderedOutput {
   return new TemplateEngine().render(set, h.scope, 1);
 }
 

@@ -10,32 +10,9 @@ import {
   type ValidationPaths,
   type ValidationReport,
 } from '../src/worker/validator.js';
+import { CERT, KEY, PATHS } from './helpers/validation.js';
 
-const PATHS: ValidationPaths = {
-  mapsDir: '/etc/haproxy/maps',
-  filesDir: '/etc/haproxy/files',
-  certsDir: '/etc/haproxy/certs',
-};
-
-// A self-signed EC certificate (CN example.test) with its key, and a CA certificate alone.
-const CERT = `-----BEGIN CERTIFICATE-----
-MIIBnzCCAUSgAwIBAgIUYPdGmW/o4ldx2DilPnGZ5mkR4gswCgYIKoZIzj0EAwIw
-FzEVMBMGA1UEAwwMZXhhbXBsZS50ZXN0MCAXDTI2MTEyOTIzMDIxNFoYDzIxMjYx
-MTA1MjMwMjE0WjAXMRUwEwYDVQQDDAxleGFtcGxlLnRlc3QwWTATBgcqhkjOPQIB
-BggqhkjOPQMBBwNCAAQyKyEHMbyVij2C+0OfbxN4cGZ5QmsYwrzLQs9VaEf0cfNe
-pH+arzX1fSyQ4MUy0GX25QCul2OtPNPNSy15jhWzo2wwajAdBgNVHQ4EFgQUKJrT
-/n0mZDY68VmoYdDts3HQXcYwHwYDVR0jBBgwFoAUKJrT/n0mZDY68VmoYdDts3HQ
-XcYwDwYDVR0TAQH/BAUwAwEB/zAXBgNVHREEEDAOggxleGFtcGxlLnRlc3QwCgYI
-KoZIzj0EAwIDSQAwRgIhAOB65s+Yi6fqsjiB+qIgmm03HVmUohtm44TNl9fNEkJt
-AiEAnT4UkTODud3jhcBikXaAtQeOaVuD42ZjIaaDDSYDDus=
------END CERTIFICATE-----
-`;
-const KEY = `-----BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgib3dydcKDKprxbZY
-Pn0xlYUE46E58CwFN2Z4BvhSeWOhRANCAAQyKyEHMbyVij2C+0OfbxN4cGZ5QmsY
-wrzLQs9VaEf0cfNepH+arzX1fSyQ4MUy0GX25QCul2OtPNPNSy15jhWz
------END PRIVATE KEY-----
-`;
+// A CA certificate alone (CERT and KEY, a certificate with its key, come from helpers/validation.ts).
 const CA_CERT = `-----BEGIN CERTIFICATE-----
 MIIBfDCCASGgAwIBAgIUIovP/0lAZ+xbc5Yz3aSRhnu/m9swCgYIKoZIzj0EAwIw
 EjEQMA4GA1UEAwwHdGVzdC1jYTAgFw0yNjExMjkyMzAyMTRaGA8yMTI2MTEwNTIz

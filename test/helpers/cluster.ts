@@ -131,23 +131,26 @@ export function renderOk(set: TemplateSetSource, objects: readonly KubeObject[],
   return outcome;
 }
 
+/** The stores the routing model reads, as the default template set defines them. */
+export const ROUTING_STORES: readonly StoreDefinition[] = [
+  { name: 'ingresses', apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', indexBy: ['metadata.namespace', 'metadata.name'] },
+  { name: 'services', apiVersion: 'v1', kind: 'Service', indexBy: ['metadata.namespace', 'metadata.name'] },
+  {
+    name: 'endpointslices',
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    indexBy: ['metadata.namespace', 'metadata.labels.kubernetes\\.io/service-name'],
+  },
+  { name: 'secrets', apiVersion: 'v1', kind: 'Secret', indexBy: ['metadata.namespace', 'metadata.name'] },
+];
+
 /** The routing model alone, built from guarded reads of `objects`, plus the warnings it raised. */
 export function routingModel(
   objects: readonly KubeObject[],
   values: Record<string, unknown> = {},
   baseline?: RenderBaseline,
 ): { model: RoutingModel; warnings: string[] } {
-  const defs: StoreDefinition[] = [
-    { name: 'ingresses', apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', indexBy: ['metadata.namespace', 'metadata.name'] },
-    { name: 'services', apiVersion: 'v1', kind: 'Service', indexBy: ['metadata.namespace', 'metadata.name'] },
-    {
-      name: 'endpointslices',
-      apiVersion: 'discovery.k8s.io/v1',
-      kind: 'EndpointSlice',
-      indexBy: ['metadata.namespace', 'metadata.labels.kubernetes\\.io/service-name'],
-    },
-    { name: 'secrets', apiVersion: 'v1', kind: 'Secret', indexBy: ['metadata.namespace', 'metadata.name'] },
-  ];
+  const defs = ROUTING_STORES;
   const stores = new Map(defs.map((def) => [def.name, new IndexedStore(def.name, def.indexBy)]));
   for (const object of objects) stores.get(storeNameFor(object, defs))?.upsert(object);
   const warnings: string[] = [];
