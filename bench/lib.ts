@@ -4,8 +4,8 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg, platform, release } from 'node:os';
 import type { Bench, BenchOptions, Task } from 'tinybench';
-import { StoreProvider } from '../src/main/store-provider.js';
-import { SyntheticCluster } from '../src/main/synthetic-cluster.js';
+import { StoreProvider } from '../src/main/stores/store-provider.js';
+import { SyntheticCluster } from '../src/main/sources/synthetic/synthetic-cluster.js';
 import type { KubeObject, TemplateSetSource } from '../src/worker/protocol.js';
 
 /** Cluster sizes (Ingresses, each with a Service and an EndpointSlice of 3 endpoints). */

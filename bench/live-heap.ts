@@ -4,16 +4,16 @@
 // process RSS, each worker's heap in use (not collected first, so it includes garbage) and the
 // change log's window. A live heap that stays flat while RSS swings says the RSS swings are
 // garbage and allocator behaviour, not a leak. Needs `node --expose-gc` (the npm script adds it).
-import { ChangeBatcher } from '../src/main/change-batcher.js';
-import { Coordinator } from '../src/main/coordinator.js';
-import { EventBus } from '../src/main/event-bus.js';
-import { newEvent, type ControllerEvent } from '../src/main/events.js';
-import { silentLogger } from '../src/main/logger.js';
-import { PoolPipeline } from '../src/main/pool-pipeline.js';
-import { Reconciler } from '../src/main/reconciler.js';
-import { StoreProvider } from '../src/main/store-provider.js';
-import { SyntheticCluster } from '../src/main/synthetic-cluster.js';
-import { loadTemplateSet } from '../src/main/template-set.js';
+import { ChangeBatcher } from '../src/main/sources/change-batcher.js';
+import { Coordinator } from '../src/main/reconcile/coordinator.js';
+import { EventBus } from '../src/main/bus/event-bus.js';
+import { newEvent, type ControllerEvent } from '../src/main/events/events.js';
+import { silentLogger } from '../src/main/core/logger.js';
+import { PoolPipeline } from '../src/main/pipeline/pool/pool-pipeline.js';
+import { Reconciler } from '../src/main/reconcile/reconciler.js';
+import { StoreProvider } from '../src/main/stores/store-provider.js';
+import { SyntheticCluster } from '../src/main/sources/synthetic/synthetic-cluster.js';
+import { loadTemplateSet } from '../src/main/template-set/template-set.js';
 
 const INGRESSES = 5000;
 const RATE = 5000;

@@ -5,7 +5,7 @@
 //   tsx bench/run.ts --sizes 100,1000     other cluster sizes (also --sizes=...)
 import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { loadTemplateSet } from '../src/main/template-set.js';
+import { loadTemplateSet } from '../src/main/template-set/template-set.js';
 import { DEFAULT_SIZES, printTable, writeReport, type Suite } from './lib.js';
 import { busSuite } from './suites/bus.js';
 import { dispatchSuite } from './suites/dispatch.js';

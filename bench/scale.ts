@@ -4,10 +4,10 @@
 // the main thread's dispatch cost for that change, rendered size and the worker's heap. Writes bench/results/scale.json and bench/results/scale.svg.
 // Sizes default to 100, 1,000, 10,000 and 50,000; pass others as arguments.
 import { writeFile, mkdir } from 'node:fs/promises';
-import { silentLogger } from '../src/main/logger.js';
-import { PoolPipeline } from '../src/main/pool-pipeline.js';
-import { lineChartSvg } from '../src/main/svg-chart.js';
-import { loadTemplateSet } from '../src/main/template-set.js';
+import { silentLogger } from '../src/main/core/logger.js';
+import { PoolPipeline } from '../src/main/pipeline/pool/pool-pipeline.js';
+import { lineChartSvg } from '../src/main/tools/svg-chart.js';
+import { loadTemplateSet } from '../src/main/template-set/template-set.js';
 import { environment, median, OneObjectChanger, populatedStores, printTable, sig, type Row } from './lib.js';
 
 const INCREMENTAL_SAMPLES = 9;

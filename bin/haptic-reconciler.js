@@ -1,2 +1,2 @@
 #!/usr/bin/env node
-import '../dist/src/main/cli.js';
+import '../dist/src/main/cli/cli.js';

@@ -4,9 +4,9 @@
 // consume" also times live async consumers (one `await next()` loop per subscriber) taking
 // every event, which is what a subscriber really pays on the same thread.
 import { Bench } from 'tinybench';
-import { EventBus, type Subscription } from '../../src/main/event-bus.js';
-import { newEvent, type ControllerEvent } from '../../src/main/events.js';
-import { silentLogger } from '../../src/main/logger.js';
+import { EventBus, type Subscription } from '../../src/main/bus/event-bus.js';
+import { newEvent, type ControllerEvent } from '../../src/main/events/events.js';
+import { silentLogger } from '../../src/main/core/logger.js';
 import { latencyOf, ratio, timeBudget, type Row, type Suite, type SuiteReport } from '../lib.js';
 
 /** Events published per sample. */

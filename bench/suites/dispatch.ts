@@ -12,8 +12,8 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { serialize } from 'node:v8';
 import { Bench, type FnReturnedObject, type HookMode } from 'tinybench';
-import { silentLogger } from '../../src/main/logger.js';
-import { PoolPipeline, type PoolPipelineStats } from '../../src/main/pool-pipeline.js';
+import { silentLogger } from '../../src/main/core/logger.js';
+import { PoolPipeline, type PoolPipelineStats } from '../../src/main/pipeline/pool/pool-pipeline.js';
 import {
   bySize,
   fixedIterations,

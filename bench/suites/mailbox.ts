@@ -6,13 +6,13 @@
 // pipeline checks the end result: a flood of any size costs exactly one extra render.
 import { performance } from 'node:perf_hooks';
 import { Bench } from 'tinybench';
-import { Coordinator } from '../../src/main/coordinator.js';
-import { EventBus, type MergeDecision, type Subscription } from '../../src/main/event-bus.js';
-import { newEvent, type ControllerEvent, type EventOf } from '../../src/main/events.js';
-import { silentLogger } from '../../src/main/logger.js';
-import { mailboxDecision, type MailboxItem } from '../../src/main/mailbox.js';
-import type { PipelineExecutor, PipelineResult } from '../../src/main/pipeline.js';
-import { StoreProvider } from '../../src/main/store-provider.js';
+import { Coordinator } from '../../src/main/reconcile/coordinator.js';
+import { EventBus, type MergeDecision, type Subscription } from '../../src/main/bus/event-bus.js';
+import { newEvent, type ControllerEvent, type EventOf } from '../../src/main/events/events.js';
+import { silentLogger } from '../../src/main/core/logger.js';
+import { mailboxDecision, type MailboxItem } from '../../src/main/reconcile/mailbox.js';
+import type { PipelineExecutor, PipelineResult } from '../../src/main/pipeline/pipeline.js';
+import { StoreProvider } from '../../src/main/stores/store-provider.js';
 import { EMPTY_AUXILIARY_FILES } from '../../src/worker/protocol.js';
 import { latencyOf, ratio, taskOf, timeBudget, type Row, type Suite, type SuiteContext, type SuiteReport } from '../lib.js';
 

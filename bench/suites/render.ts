@@ -6,9 +6,9 @@
 // are incremental. Store filling and the change are outside the timing.
 import { performance } from 'node:perf_hooks';
 import { Bench, type HookMode } from 'tinybench';
-import { InlinePipeline } from '../../src/main/inline-pipeline.js';
-import type { PipelineResult } from '../../src/main/pipeline.js';
-import type { StoreProvider } from '../../src/main/store-provider.js';
+import { InlinePipeline } from '../../src/main/pipeline/inline-pipeline.js';
+import type { PipelineResult } from '../../src/main/pipeline/pipeline.js';
+import type { StoreProvider } from '../../src/main/stores/store-provider.js';
 import {
   bySize,
   fixedIterations,

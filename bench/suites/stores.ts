@@ -4,8 +4,8 @@
 // getSingle, and list() right after a change (the sorted view is rebuilt). Lookups use the
 // default template set's indexes; keys are drawn from a seeded random sequence.
 import { Bench } from 'tinybench';
-import { StoreProvider } from '../../src/main/store-provider.js';
-import { seededRandom } from '../../src/main/synthetic-cluster.js';
+import { StoreProvider } from '../../src/main/stores/store-provider.js';
+import { seededRandom } from '../../src/main/sources/synthetic/synthetic-cluster.js';
 import type { KubeObject } from '../../src/worker/protocol.js';
 import { latencyOf, populatedStores, ratio, syntheticObjects, timeBudget, type Row, type Suite, type SuiteContext, type SuiteReport } from '../lib.js';
 

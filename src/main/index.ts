@@ -1,9 +1,9 @@
 // Public API of haptic-reconciler.
-export * from './events.js';
-export { EventBus, type BusEvent, type DropInfo, type EventBusOptions, type SubscribeOptions, type Subscription, type MergeDecision, type MergePolicy } from './event-bus.js';
-export { Reconciler, triggerFor, HAPROXY_PODS_STORE, type TriggerDecision } from './reconciler.js';
-export { Coordinator, type CoordinatorOptions, type CoordinatorStats } from './coordinator.js';
-export { mailboxDecision, type MailboxItem } from './mailbox.js';
+export * from './events/events.js';
+export { EventBus, type BusEvent, type DropInfo, type EventBusOptions, type SubscribeOptions, type Subscription, type MergeDecision, type MergePolicy } from './bus/event-bus.js';
+export { Reconciler, triggerFor, HAPROXY_PODS_STORE, type TriggerDecision } from './reconcile/reconciler.js';
+export { Coordinator, type CoordinatorOptions, type CoordinatorStats } from './reconcile/coordinator.js';
+export { mailboxDecision, type MailboxItem } from './reconcile/mailbox.js';
 export {
   PipelineError,
   isAbortError,
@@ -13,18 +13,18 @@ export {
   type ExecuteOptions,
   type RenderBaseline,
   type RenderTimings,
-} from './pipeline.js';
-export { StoreProvider, Store, type ChangesSince, type StoreProviderOptions } from './store-provider.js';
-export { IndexedStore, objectKey, compareKeys } from '../worker/indexed-store.js';
+} from './pipeline/pipeline.js';
+export { StoreProvider, Store, type ChangesSince, type StoreProviderOptions } from './stores/store-provider.js';
+export { IndexedStore, objectKey, compareKeys } from '../worker/store/indexed-store.js';
 export type { KubeObject, StoreChange, StoreDefinition } from '../worker/protocol.js';
-export { defaultLogger, silentLogger } from './logger.js';
-export { PoolPipeline, type PoolPipelineOptions, type PoolPipelineStats } from './pool-pipeline.js';
-export { InlinePipeline, type InlinePipelineOptions } from './inline-pipeline.js';
-export { TemplateSetRejected, assertTemplateSetRenders } from './template-check.js';
-export { loadTemplateSet, parseTemplateSet, parseSetOverrides, TemplateSetError, DEFAULT_TEMPLATE_SET_PATH } from './template-set.js';
-export { loadManifests, parseManifest, type LoadedObject, type ManifestLoad } from './manifest-loader.js';
-export { ChangeBatcher } from './change-batcher.js';
-export { SyntheticCluster, seededRandom, type SyntheticOptions, type SyntheticChange } from './synthetic-cluster.js';
-export { checkConfigFile, haproxyVersion, type HaproxyVerdict } from './haproxy-check.js';
-export { writeRenderOutput, outputDirs, type OutputDirs } from './render-output.js';
+export { defaultLogger, silentLogger } from './core/logger.js';
+export { PoolPipeline, type PoolPipelineOptions, type PoolPipelineStats } from './pipeline/pool/pool-pipeline.js';
+export { InlinePipeline, type InlinePipelineOptions } from './pipeline/inline-pipeline.js';
+export { TemplateSetRejected, assertTemplateSetRenders } from './template-set/template-check.js';
+export { loadTemplateSet, parseTemplateSet, parseSetOverrides, TemplateSetError, DEFAULT_TEMPLATE_SET_PATH } from './template-set/template-set.js';
+export { loadManifests, parseManifest, type LoadedObject, type ManifestLoad } from './sources/manifest/manifest-loader.js';
+export { ChangeBatcher } from './sources/change-batcher.js';
+export { SyntheticCluster, seededRandom, type SyntheticOptions, type SyntheticChange } from './sources/synthetic/synthetic-cluster.js';
+export { checkConfigFile, haproxyVersion, type HaproxyVerdict } from './haproxy/haproxy-check.js';
+export { writeRenderOutput, outputDirs, type OutputDirs } from './output/render-output.js';
 export type { TemplateSetSource } from '../worker/protocol.js';

@@ -6,10 +6,10 @@
 // tasks and control messages are answered while the worker is idle.
 import { MessageChannel, parentPort, threadId } from 'node:worker_threads';
 import { pino } from 'pino';
-import { exposeOn } from './comlink-node.js';
-import { renderAndValidate } from './renderer.js';
-import { StoreReplica } from './store-replica.js';
-import { TemplateEngine } from './template-engine.js';
+import { exposeOn } from './channel/comlink-node.js';
+import { renderAndValidate } from './render/renderer.js';
+import { StoreReplica } from './store/store-replica.js';
+import { TemplateEngine } from './templates/template-engine.js';
 import type {
   AuxiliaryFiles,
   ControlPortAnnouncement,

@@ -3,14 +3,14 @@
 // validator) with the default template set.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadTemplateSet } from '../../src/main/template-set.js';
-import { EXAMPLES_DIR } from '../../src/main/paths.js';
-import { IndexedStore } from '../../src/worker/indexed-store.js';
-import { buildRoutingModel, modelOptions, type RoutingModel } from '../../src/worker/ingress-model.js';
-import { GuardedReader } from '../../src/worker/guarded-reader.js';
+import { loadTemplateSet } from '../../src/main/template-set/template-set.js';
+import { EXAMPLES_DIR } from '../../src/main/core/paths.js';
+import { IndexedStore } from '../../src/worker/store/indexed-store.js';
+import { buildRoutingModel, modelOptions, type RoutingModel } from '../../src/worker/routing/ingress-model.js';
+import { GuardedReader } from '../../src/worker/store/guarded-reader.js';
 import type { KubeObject, RenderBaseline, RenderOutcome, StoreDefinition, TemplateSetSource } from '../../src/worker/protocol.js';
-import { renderAndValidate } from '../../src/worker/renderer.js';
-import { TemplateEngine } from '../../src/worker/template-engine.js';
+import { renderAndValidate } from '../../src/worker/render/renderer.js';
+import { TemplateEngine } from '../../src/worker/templates/template-engine.js';
 import { parse } from 'yaml';
 
 export interface PathSpec {

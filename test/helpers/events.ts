@@ -1,5 +1,5 @@
 // Factories for the events the tests publish.
-import { newEvent, type ChangeStats, type EventFields, type EventOf } from '../../src/main/events.js';
+import { newEvent, type ChangeStats, type EventFields, type EventOf } from '../../src/main/events/events.js';
 
 export function resourceUpdated(
   resourceTypeName = 'ingresses',

@@ -1,7 +1,7 @@
 // A PipelineExecutor the test drives by hand: every execute() call is recorded and returns a
 // promise that stays pending until the test resolves or rejects it.
-import type { ExecuteOptions, PipelineExecutor, PipelineMode, PipelineResult } from '../../src/main/pipeline.js';
-import type { StoreProvider } from '../../src/main/store-provider.js';
+import type { ExecuteOptions, PipelineExecutor, PipelineMode, PipelineResult } from '../../src/main/pipeline/pipeline.js';
+import type { StoreProvider } from '../../src/main/stores/store-provider.js';
 import type { AuxiliaryFiles } from '../../src/worker/protocol.js';
 import { deferred, waitUntil, type Deferred } from './async.js';
 

@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import { vi, type Mock } from 'vitest';
 
-export { silentLogger } from '../../src/main/logger.js';
+export { silentLogger } from '../../src/main/core/logger.js';
 
 export interface SpyLogger {
   /** Pass this where a pino Logger is expected. */

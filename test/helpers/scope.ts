@@ -1,8 +1,8 @@
 // A render scope for template engine tests: guarded reads over the given stores, and the
 // warnings the render raises collected in an array.
-import { GuardedReader } from '../../src/worker/guarded-reader.js';
-import type { IndexedStore } from '../../src/worker/indexed-store.js';
-import type { OutputPaths, RenderScope } from '../../src/worker/template-engine.js';
+import { GuardedReader } from '../../src/worker/store/guarded-reader.js';
+import type { IndexedStore } from '../../src/worker/store/indexed-store.js';
+import type { OutputPaths, RenderScope } from '../../src/worker/templates/template-engine.js';
 
 export interface ScopeHarness {
   readonly scope: RenderScope;

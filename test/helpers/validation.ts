@@ -1,6 +1,6 @@
 // Fixtures shared by the validator tests: the rendered directories and a self-signed EC
 // certificate (CN example.test) with its key.
-import type { ValidationPaths } from '../../src/worker/validator.js';
+import type { ValidationPaths } from '../../src/worker/validate/validator.js';
 
 export const PATHS: ValidationPaths = {
   mapsDir: '/etc/haproxy/maps',

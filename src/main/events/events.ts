@@ -1,0 +1,139 @@
+// The controller's event catalogue: one discriminated union on `type`, plain immutable data.
+// Names are dotted past-tense facts. `newEvent` stamps identity, time and correlation so that
+// every event of one reconciliation can be followed from its trigger to its deploy.
+import { randomUUID } from 'node:crypto';
+import type { AuxiliaryFiles } from '../../worker/protocol.js';
+
+export type { AuxiliaryFiles } from '../../worker/protocol.js';
+
+/** Fields every event carries. */
+export interface EventEnvelope {
+  readonly eventId: string;
+  readonly correlationId: string;
+  readonly causationId?: string;
+  /** Milliseconds since the epoch. */
+  readonly timestamp: number;
+}
+
+export interface ChangeStats {
+  readonly created: number;
+  readonly modified: number;
+  readonly deleted: number;
+  readonly isInitialSync: boolean;
+}
+
+export type FailurePhase = 'render' | 'validation' | 'auxiliary';
+
+/** Fields of each event type, without the envelope. */
+export interface EventFields {
+  'resource.index.updated': { readonly resourceTypeName: string; readonly changeStats: ChangeStats };
+  'index.synchronized': { readonly resourceCounts: Readonly<Record<string, number>> };
+  'http.resource.updated': { readonly url: string; readonly checksum: string; readonly contentSize: number };
+  'http.resource.accepted': { readonly url: string; readonly checksum: string; readonly contentSize: number };
+  'drift.prevention.triggered': { readonly timeSinceLastDeploymentMs: number };
+  'leader.became': { readonly identity: string };
+  'leader.lost': { readonly identity: string; readonly reason: string };
+  'reconciliation.triggered': { readonly reason: string; readonly coalescible: boolean };
+  'reconciliation.started': { readonly trigger: string };
+  'template.rendered': {
+    readonly renderId: string;
+    readonly haproxyConfig: string;
+    readonly auxiliaryFiles: AuxiliaryFiles;
+    readonly checksum: string;
+    readonly configBytes: number;
+    readonly auxiliaryFileCount: number;
+    readonly durationMs: number;
+    readonly triggerReason: string;
+    readonly coalescible: boolean;
+    readonly storeVersion: number;
+  };
+  'reconciliation.failed': {
+    readonly error: string;
+    readonly phase: FailurePhase;
+    readonly subPhase?: string;
+    readonly triggerReason: string;
+  };
+  'reconciliation.completed': {
+    readonly outcome: 'success' | 'failure';
+    readonly durationMs: number;
+    readonly triggerReason: string;
+  };
+  'rendergate.completed': {
+    readonly renderId: string;
+    readonly ok: boolean;
+    readonly refused: boolean;
+    readonly newest: boolean;
+    readonly message: string;
+    readonly durationMs: number;
+  };
+  'deployment.scheduled': { readonly renderId: string; readonly reason: string; readonly runtimeOnly: boolean };
+  'deployment.completed': {
+    readonly renderId: string;
+    readonly ok: boolean;
+    readonly method: 'reload' | 'runtime' | 'none';
+    readonly message: string;
+    readonly durationMs: number;
+  };
+}
+
+export type EventType = keyof EventFields;
+
+/** The union of all controller events, discriminated on `type`. */
+export type ControllerEvent = { [T in EventType]: EventEnvelope & { readonly type: T } & EventFields[T] }[EventType];
+
+/** The event (or union of events) of the given type(s). */
+export type EventOf<T extends EventType> = Extract<ControllerEvent, { readonly type: T }>;
+
+/** Every event type, in catalogue order. Kept in step with `EventFields` by a type-level test. */
+export const EVENT_TYPES = [
+  'resource.index.updated',
+  'index.synchronized',
+  'http.resource.updated',
+  'http.resource.accepted',
+  'drift.prevention.triggered',
+  'leader.became',
+  'leader.lost',
+  'reconciliation.triggered',
+  'reconciliation.started',
+  'template.rendered',
+  'reconciliation.failed',
+  'reconciliation.completed',
+  'rendergate.completed',
+  'deployment.scheduled',
+  'deployment.completed',
+] as const satisfies readonly EventType[];
+
+/** Where `newEvent` takes its time from; tests inject a fixed or stepping clock. */
+export type Clock = () => number;
+
+let clock: Clock = Date.now;
+
+/** Replaces the clock used for event timestamps; returns the previous one. */
+export function setEventClock(next: Clock): Clock {
+  const previous = clock;
+  clock = next;
+  return previous;
+}
+
+/**
+ * Creates an event. Without `cause` it starts a new correlation (the correlation ID is the
+ * event's own ID); with `cause` it joins the cause's correlation and records the cause as
+ * its `causationId`.
+ */
+export function newEvent<T extends EventType>(
+  type: T,
+  fields: EventFields[T],
+  cause?: Pick<EventEnvelope, 'eventId' | 'correlationId'>,
+): EventOf<T> {
+  const eventId = randomUUID();
+  const envelope: EventEnvelope =
+    cause === undefined
+      ? { eventId, correlationId: eventId, timestamp: clock() }
+      : { eventId, correlationId: cause.correlationId, causationId: cause.eventId, timestamp: clock() };
+  return Object.freeze({ ...fields, ...envelope, type }) as unknown as EventOf<T>;
+}
+
+/** Narrowing helper: `isEvent(e, 'template.rendered')`. */
+export function isEvent<T extends EventType>(event: ControllerEvent, type: T): event is EventOf<T> {
+  return event.type === type;
+}

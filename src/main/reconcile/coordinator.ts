@@ -1,0 +1,227 @@
+// Coordinator (leader only): runs one reconciliation at a time, coalescing the triggers that
+// arrive meanwhile, and calls its PipelineExecutor directly. Keeps the auxiliary baseline of the
+// leadership term and settles it on the render gate's verdicts.
+// Subscribes (in start, leader-only): reconciliation.triggered, rendergate.completed
+// Publishes: reconciliation.started -> template.rendered | reconciliation.failed
+//            -> reconciliation.completed, all in the trigger's correlation
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import { EMPTY_AUXILIARY_FILES, type RenderBaseline } from '../../worker/protocol.js';
+import type { EventBus } from '../bus/event-bus.js';
+import { newEvent, type ControllerEvent, type EventOf } from '../events/events.js';
+import { defaultLogger } from '../core/logger.js';
+import { mailboxDecision, type MailboxItem } from './mailbox.js';
+import { PipelineError, type PipelineExecutor, type PipelineResult } from '../pipeline/pipeline.js';
+import type { StoreProvider } from '../stores/store-provider.js';
+
+export interface CoordinatorOptions {
+  readonly eventBus: EventBus<ControllerEvent>;
+  readonly pipeline: PipelineExecutor;
+  readonly storeProvider: StoreProvider;
+  readonly logger?: Logger;
+  /** Monotonic milliseconds for durations. @default performance.now */
+  readonly now?: () => number;
+  /**
+   * Mailbox capacity. With coalescing it only ever holds alternating triggers and verdicts.
+   * @default 1000
+   */
+  readonly mailboxSize?: number;
+}
+
+export interface CoordinatorStats {
+  readonly renders: number;
+  readonly failures: number;
+  /** Triggers that were merged into, or absorbed by, a queued trigger. */
+  readonly coalesced: number;
+  /** The most items the mailbox held when a render ended (coalescing keeps this at 1 for triggers). */
+  readonly maxQueued: number;
+}
+
+interface PendingBaseline {
+  readonly renderId: string;
+  readonly baseline: RenderBaseline;
+}
+
+export class Coordinator {
+  readonly #bus: EventBus<ControllerEvent>;
+  readonly #pipeline: PipelineExecutor;
+  readonly #stores: StoreProvider;
+  readonly #logger: Logger;
+  readonly #now: () => number;
+  readonly #mailboxSize: number;
+  #ready = deferred();
+  /** Counts `start` calls; a term that ends late must not reset a newer term's readiness. */
+  #term = 0;
+  #renders = 0;
+  #failures = 0;
+  #coalesced = 0;
+  #maxQueued = 0;
+  /** Baseline the fleet is confirmed to run in this term (undefined: nothing confirmed yet). */
+  #confirmed: PendingBaseline | undefined;
+  /** Newest successful render not yet judged by the gate; the next render reads it. */
+  #pending: PendingBaseline | undefined;
+
+  constructor(options: CoordinatorOptions) {
+    this.#bus = options.eventBus;
+    this.#pipeline = options.pipeline;
+    this.#stores = options.storeProvider;
+    this.#logger = (options.logger ?? defaultLogger()).child({ component: 'coordinator' });
+    this.#now = options.now ?? (() => performance.now());
+    this.#mailboxSize = options.mailboxSize ?? 1000;
+  }
+
+  get stats(): CoordinatorStats {
+    return { renders: this.#renders, failures: this.#failures, coalesced: this.#coalesced, maxQueued: this.#maxQueued };
+  }
+
+  /** The baseline the next render will receive. */
+  get baseline(): RenderBaseline {
+    return (this.#pending ?? this.#confirmed)?.baseline ?? { auxiliaryFiles: EMPTY_AUXILIARY_FILES };
+  }
+
+  /** The confirmed baseline's render ID, if the gate has confirmed one in this term. */
+  get confirmedRenderId(): string | undefined {
+    return this.#confirmed?.renderId;
+  }
+
+  /** Resolves once the running (or next) `start` has subscribed. */
+  whenReady(): Promise<void> {
+    return this.#ready.promise;
+  }
+
+  /**
+   * One leadership term: subscribes, reconciles until `signal` aborts, then unsubscribes.
+   * Each term starts with a fresh baseline.
+   */
+  async start(signal: AbortSignal): Promise<void> {
+    const term = ++this.#term;
+    this.#confirmed = undefined;
+    this.#pending = undefined;
+    const mailbox = this.#bus.subscribe('coordinator', {
+      types: ['reconciliation.triggered', 'rendergate.completed'],
+      leaderOnly: true,
+      bufferSize: this.#mailboxSize,
+      merge: (last, incoming) => {
+        const decision = mailboxDecision(last, incoming);
+        if (decision !== 'append') this.#coalesced++;
+        return decision;
+      },
+    });
+    this.#ready.resolve();
+    try {
+      for (;;) {
+        // The mailbox only fills while a render runs, so its depth here is the most it held since.
+        this.#maxQueued = Math.max(this.#maxQueued, mailbox.depth);
+        const item: MailboxItem | undefined = await mailbox.next(signal);
+        if (item === undefined) return;
+        if (item.type === 'reconciliation.triggered') {
+          await this.#reconcile(item, signal);
+        } else {
+          this.#settleBaseline(item);
+        }
+      }
+    } finally {
+      mailbox.close();
+      if (term === this.#term) this.#ready = deferred();
+    }
+  }
+
+  async #reconcile(trigger: EventOf<'reconciliation.triggered'>, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    const started = this.#now();
+    this.#bus.publish(newEvent('reconciliation.started', { trigger: trigger.reason }, trigger));
+    let result: PipelineResult | undefined;
+    let failure: PipelineError | undefined;
+    try {
+      result = (await this.#pipeline.execute(signal, this.#stores, 'reconcile', { baseline: this.baseline })) ?? undefined;
+      if (result === undefined) failure = new PipelineError('render', 'the pipeline returned no result');
+    } catch (error) {
+      failure = error instanceof PipelineError ? error : new PipelineError('render', toError(error));
+    }
+    // Leadership lost mid-render: the result belongs to a term that is over.
+    if (signal.aborted) {
+      this.#logger.debug({ trigger: trigger.reason }, 'leadership lost during render; result discarded');
+      return;
+    }
+    const durationMs = this.#now() - started;
+    if (result !== undefined && failure === undefined) {
+      this.#renders++;
+      this.#pending = {
+        renderId: result.renderId,
+        baseline: { haproxyConfig: result.haproxyConfig, auxiliaryFiles: result.auxiliaryFiles },
+      };
+      const aux = result.auxiliaryFiles;
+      this.#bus.publish(
+        newEvent(
+          'template.rendered',
+          {
+            renderId: result.renderId,
+            haproxyConfig: result.haproxyConfig,
+            auxiliaryFiles: aux,
+            checksum: result.checksum,
+            configBytes: Buffer.byteLength(result.haproxyConfig),
+            auxiliaryFileCount:
+              Object.keys(aux.maps).length + Object.keys(aux.files).length + Object.keys(aux.certificates).length,
+            durationMs,
+            triggerReason: trigger.reason,
+            coalescible: trigger.coalescible,
+            storeVersion: result.storeVersion,
+          },
+          trigger,
+        ),
+      );
+      for (const warning of result.warnings) this.#logger.warn({ renderId: result.renderId }, warning);
+    } else {
+      this.#failures++;
+      const error = failure as PipelineError;
+      this.#logger.error({ phase: error.phase, subPhase: error.subPhase, trigger: trigger.reason }, error.message);
+      this.#bus.publish(
+        newEvent(
+          'reconciliation.failed',
+          {
+            error: error.message,
+            phase: error.phase,
+            ...(error.subPhase === undefined ? {} : { subPhase: error.subPhase }),
+            triggerReason: trigger.reason,
+          },
+          trigger,
+        ),
+      );
+    }
+    this.#bus.publish(
+      newEvent(
+        'reconciliation.completed',
+        { outcome: failure === undefined ? 'success' : 'failure', durationMs, triggerReason: trigger.reason },
+        trigger,
+      ),
+    );
+  }
+
+  #settleBaseline(verdict: EventOf<'rendergate.completed'>): void {
+    // Only a verdict on the newest render speaks for what the fleet will run.
+    if (!verdict.newest || this.#pending === undefined || verdict.renderId !== this.#pending.renderId) return;
+    if (verdict.ok) {
+      this.#confirmed = this.#pending;
+      this.#pending = undefined;
+    } else if (verdict.refused) {
+      this.#logger.warn({ renderId: verdict.renderId, message: verdict.message }, 'render refused; baseline rolled back');
+      this.#pending = undefined;
+    }
+    // Neither ok nor refused: the gate could not run; keep the pending baseline.
+  }
+}
+
+function toError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+interface Deferred {
+  readonly promise: Promise<void>;
+  readonly resolve: () => void;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}

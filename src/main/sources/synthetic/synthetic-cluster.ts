@@ -1,0 +1,150 @@
+// A seeded synthetic cluster for the demo, the load test and the benchmarks: N Ingresses, each
+// with a Service and an EndpointSlice of 3 endpoints, and a churn generator that mostly moves
+// endpoints (as rolling deploys and autoscaling do) and sometimes edits, adds or removes an
+// Ingress. The same seed gives the same cluster and the same sequence of changes.
+import type { KubeObject } from '../../../worker/protocol.js';
+import type { StoreProvider } from '../../stores/store-provider.js';
+
+export interface SyntheticOptions {
+  readonly ingresses: number;
+  readonly seed?: number;
+  readonly endpointsPerService?: number;
+  /** Ingresses per namespace. @default 50 */
+  readonly perNamespace?: number;
+}
+
+export interface SyntheticChange {
+  readonly store: 'ingresses' | 'services' | 'endpointslices';
+  readonly kind: 'created' | 'modified' | 'deleted';
+}
+
+/** Mulberry32: a small, fast, seedable PRNG; good enough for workload generation. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export class SyntheticCluster {
+  readonly #random: () => number;
+  readonly #endpoints: number;
+  readonly #perNamespace: number;
+  /** Indices of the apps that currently exist; `#next` is the next index to create. */
+  readonly #live: number[] = [];
+  #next = 0;
+  #generation = 0;
+
+  constructor(readonly options: SyntheticOptions) {
+    this.#random = seededRandom(options.seed ?? 1);
+    this.#endpoints = options.endpointsPerService ?? 3;
+    this.#perNamespace = options.perNamespace ?? 50;
+  }
+
+  get size(): number {
+    return this.#live.length;
+  }
+
+  /** Adds the initial N apps (Ingress + Service + EndpointSlice each). */
+  populate(stores: StoreProvider): void {
+    for (let i = 0; i < this.options.ingresses; i++) this.#create(stores);
+  }
+
+  /** Applies one random change and says what it touched. */
+  change(stores: StoreProvider): SyntheticChange {
+    const roll = this.#random();
+    if (roll < 0.85 || this.#live.length < 2) {
+      const index = this.#pick();
+      stores.store('endpointslices').upsert(this.endpointSlice(index, ++this.#generation));
+      return { store: 'endpointslices', kind: 'modified' };
+    }
+    if (roll < 0.95) {
+      const index = this.#pick();
+      stores.store('ingresses').upsert(this.ingress(index, ++this.#generation));
+      return { store: 'ingresses', kind: 'modified' };
+    }
+    if (roll < 0.975) {
+      this.#create(stores);
+      return { store: 'ingresses', kind: 'created' };
+    }
+    const position = Math.floor(this.#random() * this.#live.length);
+    const index = this.#live[position] as number;
+    this.#live.splice(position, 1);
+    const ns = this.namespace(index);
+    stores.store('ingresses').delete(`${ns}/app-${index}`);
+    stores.store('services').delete(`${ns}/app-${index}`);
+    stores.store('endpointslices').delete(`${ns}/app-${index}-slice`);
+    return { store: 'ingresses', kind: 'deleted' };
+  }
+
+  namespace(index: number): string {
+    return `team-${Math.floor(index / this.#perNamespace)}`;
+  }
+
+  ingress(index: number, generation = 0): KubeObject {
+    const ns = this.namespace(index);
+    const name = `app-${index}`;
+    const paths = [
+      { path: '/', pathType: 'Prefix', backend: { service: { name, port: { number: 80 } } } },
+      { path: `/api/v${1 + (generation % 3)}`, pathType: 'Prefix', backend: { service: { name, port: { number: 80 } } } },
+    ];
+    return {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name, namespace: ns, annotations: { 'synthetic/generation': String(generation) } },
+      spec: { ingressClassName: 'haproxy', rules: [{ host: `${name}.${ns}.example.com`, http: { paths } }] },
+    };
+  }
+
+  service(index: number): KubeObject {
+    return {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: `app-${index}`, namespace: this.namespace(index) },
+      spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+    };
+  }
+
+  endpointSlice(index: number, generation = 0): KubeObject {
+    const endpoints = [];
+    for (let e = 0; e < this.#endpoints; e++) {
+      // A rolling deploy replaces one pod at a time: one address moves per generation.
+      const pod = e === generation % this.#endpoints ? generation : e;
+      endpoints.push({ addresses: [podAddress(index, pod)], conditions: { ready: true } });
+    }
+    return {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: {
+        name: `app-${index}-slice`,
+        namespace: this.namespace(index),
+        labels: { 'kubernetes.io/service-name': `app-${index}` },
+      },
+      addressType: 'IPv4',
+      ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+      endpoints,
+    };
+  }
+
+  #create(stores: StoreProvider): void {
+    const index = this.#next++;
+    this.#live.push(index);
+    stores.store('services').upsert(this.service(index));
+    stores.store('endpointslices').upsert(this.endpointSlice(index));
+    stores.store('ingresses').upsert(this.ingress(index));
+  }
+
+  #pick(): number {
+    return this.#live[Math.floor(this.#random() * this.#live.length)] as number;
+  }
+}
+
+/** A stable pod address in 10.0.0.0/8 for (app, pod). */
+function podAddress(index: number, pod: number): string {
+  const n = (index * 977 + pod * 7919) % 16_777_214 + 1;
+  return `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+}

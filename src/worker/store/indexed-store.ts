@@ -1,0 +1,253 @@
+// IndexedStore: the objects of one watched resource type, indexed by the fields its store
+// definition names. Exact lookups (all index keys) and prefix lookups (the first k keys) walk a
+// tree of maps, one level per index field; `list()` is sorted by namespace/name, with the key
+// order kept up to date by binary search on each change instead of a full re-sort. Every change
+// bumps the store's generation and lands in a bounded journal, so incremental consumers (the
+// routing model builder) can ask which keys changed since they last looked. Pure and synchronous:
+// used on the main thread and in worker replicas.
+import type { KubeObject } from '../protocol.js';
+
+/** The primary key of an object: `namespace/name`, or `name` for cluster-scoped objects. */
+export function objectKey(object: KubeObject): string {
+  const ns = object.metadata.namespace;
+  return ns === undefined || ns === '' ? object.metadata.name : `${ns}/${object.metadata.name}`;
+}
+
+/**
+ * Splits an index path on unescaped dots: `metadata.labels.kubernetes\.io/service-name` becomes
+ * `['metadata', 'labels', 'kubernetes.io/service-name']`.
+ */
+export function parseFieldPath(path: string): string[] {
+  const parts: string[] = [];
+  let current = '';
+  for (let i = 0; i < path.length; i++) {
+    const ch = path[i];
+    if (ch === '\\' && path[i + 1] === '.') {
+      current += '.';
+      i++;
+    } else if (ch === '.') {
+      parts.push(current);
+      current = '';
+    } else {
+      current += ch;
+    }
+  }
+  parts.push(current);
+  if (parts.some((p) => p === '')) throw new TypeError(`index path ${JSON.stringify(path)} has an empty segment`);
+  return parts;
+}
+
+/** The index value of a field: its string form, or '' when it is missing or not a scalar. */
+function fieldValue(object: unknown, path: readonly string[]): string {
+  let value: unknown = object;
+  for (const part of path) {
+    if (value === null || typeof value !== 'object') return '';
+    value = (value as Record<string, unknown>)[part];
+  }
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : '';
+}
+
+/** The change journal keeps at least this many keys (and at most twice the store's size beyond that). */
+const JOURNAL_MIN = 4096;
+
+/** A node of the index tree. Leaves (depth = number of index fields) hold objects by key. */
+type IndexNode = Map<string, IndexNode | Map<string, KubeObject>>;
+
+export class IndexedStore {
+  readonly name: string;
+  readonly indexBy: readonly string[];
+  readonly #paths: readonly (readonly string[])[];
+  readonly #byKey = new Map<string, KubeObject>();
+  readonly #index: IndexNode = new Map();
+  /** Every key, sorted by compareKeys; kept sorted on each change (null until first needed). */
+  #order: string[] | null = null;
+  /** The objects in `#order`; rebuilt lazily after a change. */
+  #sorted: KubeObject[] | null = null;
+  /** Bumped by every change. */
+  #generation = 0;
+  /** Keys changed by generations `#journalStart + 1 ...`, oldest first (bounded). */
+  #journal: string[] = [];
+  #journalStart = 0;
+
+  constructor(name: string, indexBy: readonly string[] = ['metadata.namespace', 'metadata.name']) {
+    if (indexBy.length === 0) throw new TypeError(`store ${name}: indexBy must name at least one field`);
+    this.name = name;
+    this.indexBy = indexBy;
+    this.#paths = indexBy.map(parseFieldPath);
+  }
+
+  get size(): number {
+    return this.#byKey.size;
+  }
+
+  /** Bumped once per change; compare with a remembered value to see whether anything changed. */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /**
+   * The keys changed after `generation` (repeats possible, oldest first), or undefined when the
+   * journal no longer reaches back that far: the caller must then treat everything as changed.
+   */
+  changedSince(generation: number): readonly string[] | undefined {
+    if (generation < this.#journalStart || generation > this.#generation) return undefined;
+    return this.#journal.slice(generation - this.#journalStart);
+  }
+
+  /** The index values of `object` under this store's indexBy, as `fetch` would match them. */
+  indexValues(object: KubeObject): string[] {
+    return this.#paths.map((path) => fieldValue(object, path));
+  }
+
+  /** Inserts or replaces; returns whether the object is new. */
+  upsert(object: KubeObject, key: string = objectKey(object)): boolean {
+    const previous = this.#byKey.get(key);
+    if (previous !== undefined) this.#unindex(key, previous);
+    this.#byKey.set(key, object);
+    this.#indexObject(key, object);
+    if (previous === undefined && this.#order !== null) this.#order.splice(this.#position(key), 0, key);
+    this.#changed(key);
+    return previous === undefined;
+  }
+
+  /** Removes by primary key; returns whether something was removed. */
+  delete(key: string): boolean {
+    const previous = this.#byKey.get(key);
+    if (previous === undefined) return false;
+    this.#byKey.delete(key);
+    this.#unindex(key, previous);
+    if (this.#order !== null) this.#order.splice(this.#position(key), 1);
+    this.#changed(key);
+    return true;
+  }
+
+  clear(): void {
+    for (const key of this.#byKey.keys()) this.#changed(key);
+    this.#byKey.clear();
+    this.#index.clear();
+    this.#order = null;
+  }
+
+  get(key: string): KubeObject | undefined {
+    return this.#byKey.get(key);
+  }
+
+  /** Every object, sorted by namespace/name. The array is shared: do not mutate it. */
+  list(): readonly KubeObject[] {
+    if (this.#sorted === null) {
+      this.#order ??= [...this.#byKey.keys()].sort(compareKeys);
+      this.#sorted = this.#order.map((k) => this.#byKey.get(k) as KubeObject);
+    }
+    return this.#sorted;
+  }
+
+  /**
+   * Objects whose index values equal `keys`. Fewer keys than index fields is a prefix lookup.
+   * Results are sorted by namespace/name.
+   */
+  fetch(keys: readonly string[]): KubeObject[] {
+    if (keys.length > this.#paths.length) return [];
+    let node: IndexNode | Map<string, KubeObject> | undefined = this.#index;
+    for (const key of keys) {
+      node = (node as IndexNode).get(String(key));
+      if (node === undefined) return [];
+    }
+    const found: [string, KubeObject][] = [];
+    collect(node, this.#paths.length - keys.length, found);
+    found.sort((a, b) => compareKeys(a[0], b[0]));
+    return found.map(([, o]) => o);
+  }
+
+  /** The single object at `keys`, or undefined when there is none or more than one. */
+  getSingle(keys: readonly string[]): KubeObject | undefined {
+    const found = this.fetch(keys);
+    return found.length === 1 ? found[0] : undefined;
+  }
+
+  /** Where `key` is, or would be inserted, in `#order` (binary search). */
+  #position(key: string): number {
+    const order = this.#order as string[];
+    let lo = 0;
+    let hi = order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareKeys(order[mid] as string, key) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  #changed(key: string): void {
+    this.#sorted = null;
+    this.#generation++;
+    this.#journal.push(key);
+    // Bounded: past the limit the older half is dropped, and readers that far behind rebuild.
+    if (this.#journal.length > Math.max(JOURNAL_MIN, 2 * this.#byKey.size)) {
+      const drop = this.#journal.length >> 1;
+      this.#journal = this.#journal.slice(drop);
+      this.#journalStart += drop;
+    }
+  }
+
+  #indexObject(key: string, object: KubeObject): void {
+    let node: IndexNode = this.#index;
+    const last = this.#paths.length - 1;
+    for (let depth = 0; depth < last; depth++) {
+      const value = fieldValue(object, this.#paths[depth] as readonly string[]);
+      let child = node.get(value) as IndexNode | undefined;
+      if (child === undefined) {
+        child = new Map();
+        node.set(value, child);
+      }
+      node = child;
+    }
+    const leafValue = fieldValue(object, this.#paths[last] as readonly string[]);
+    let leaf = node.get(leafValue) as Map<string, KubeObject> | undefined;
+    if (leaf === undefined) {
+      leaf = new Map();
+      node.set(leafValue, leaf);
+    }
+    leaf.set(key, object);
+  }
+
+  #unindex(key: string, object: KubeObject): void {
+    const trail: [IndexNode, string][] = [];
+    let node: IndexNode = this.#index;
+    for (let depth = 0; depth < this.#paths.length; depth++) {
+      const value = fieldValue(object, this.#paths[depth] as readonly string[]);
+      trail.push([node, value]);
+      const child = node.get(value);
+      if (child === undefined) return;
+      node = child as IndexNode;
+    }
+    const leaf = node as unknown as Map<string, KubeObject>;
+    leaf.delete(key);
+    // Prune empty branches so a churning store does not accumulate empty maps.
+    for (let i = trail.length - 1; i >= 0; i--) {
+      const [parent, value] = trail[i] as [IndexNode, string];
+      const child = parent.get(value) as Map<string, unknown>;
+      if (child.size > 0) break;
+      parent.delete(value);
+    }
+  }
+}
+
+function collect(node: IndexNode | Map<string, KubeObject>, depthLeft: number, out: [string, KubeObject][]): void {
+  if (depthLeft === 0) {
+    for (const entry of node as Map<string, KubeObject>) out.push(entry);
+    return;
+  }
+  for (const child of (node as IndexNode).values()) collect(child, depthLeft - 1, out);
+}
+
+/** Orders `namespace/name` keys by namespace, then name (plain code-unit order, stable across locales). */
+export function compareKeys(a: string, b: string): number {
+  const ia = a.indexOf('/');
+  const ib = b.indexOf('/');
+  const nsA = ia < 0 ? '' : a.slice(0, ia);
+  const nsB = ib < 0 ? '' : b.slice(0, ib);
+  if (nsA !== nsB) return nsA < nsB ? -1 : 1;
+  const nameA = a.slice(ia + 1);
+  const nameB = b.slice(ib + 1);
+  return nameA < nameB ? -1 : nameA > nameB ? 1 : 0;
+}
