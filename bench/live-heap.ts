@@ -4,15 +4,11 @@
 // process RSS, each worker's heap in use (not collected first, so it includes garbage) and the
 // change log's window. A live heap that stays flat while RSS swings says the RSS swings are
 // garbage and allocator behaviour, not a leak. Needs `node --expose-gc` (the npm script adds it).
-import { ChangeBatcher } from '../src/main/sources/change-batcher.js';
-import { Coordinator } from '../src/main/reconcile/coordinator.js';
-import { EventBus } from '../src/main/bus/event-bus.js';
-import { newEvent, type ControllerEvent } from '../src/main/events/events.js';
 import { silentLogger } from '../src/main/core/logger.js';
-import { PoolPipeline } from '../src/main/pipeline/pool/pool-pipeline.js';
-import { Reconciler } from '../src/main/reconcile/reconciler.js';
-import { StoreProvider } from '../src/main/stores/store-provider.js';
+import { Engine } from '../src/main/engine.js';
+import { ChangeBatcher } from '../src/main/sources/change-batcher.js';
 import { SyntheticCluster } from '../src/main/sources/synthetic/synthetic-cluster.js';
+import { SyntheticChurn } from '../src/main/sources/synthetic/synthetic-churn.js';
 import { loadTemplateSet } from '../src/main/template-set/template-set.js';
 
 const INGRESSES = 5000;
@@ -23,31 +19,18 @@ const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with node --expose-gc (npm run bench:live-heap does)');
 
 const set = await loadTemplateSet();
-const stores = new StoreProvider(set.stores);
+const engine = await Engine.create({ templateSet: set, logger: silentLogger() });
+const { stores, coordinator, bus } = engine;
+const pool = engine.pool;
+if (pool === undefined) throw new Error('the engine was expected to run a worker pool');
 const cluster = new SyntheticCluster({ ingresses: INGRESSES, seed: 1 });
 cluster.populate(stores);
-const logger = silentLogger();
-const bus = new EventBus<ControllerEvent>({ logger });
-const pool = await PoolPipeline.create({ templateSet: set, logger });
-const reconciler = new Reconciler(bus, logger);
-const coordinator = new Coordinator({ eventBus: bus, pipeline: pool, storeProvider: stores, logger });
 const controller = new AbortController();
-bus.start();
-const running = [reconciler.start(controller.signal), coordinator.start(controller.signal)];
-await coordinator.whenReady();
-bus.publish(newEvent('index.synchronized', { resourceCounts: stores.counts() }));
+const running = engine.start(controller.signal);
+await engine.whenStarted();
 
-const batcher = new ChangeBatcher(bus);
-const start = performance.now();
-let applied = 0;
-const tick = setInterval(() => {
-  const due = Math.floor(((performance.now() - start) / 1000) * RATE);
-  for (; applied < due; applied++) {
-    const change = cluster.change(stores);
-    batcher.record(change.store, change.kind);
-  }
-  batcher.flush();
-}, 10);
+const churn = new SyntheticChurn({ cluster, stores, sink: new ChangeBatcher(bus), rate: RATE });
+void churn.start();
 const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
 console.log(`${INGRESSES} Ingresses, ${RATE} changes/s for ${seconds} s; a forced GC on the main thread every ${SAMPLE_S} s`);
 try {
@@ -63,9 +46,9 @@ try {
     );
   }
 } finally {
-  clearInterval(tick);
+  churn.stop();
   controller.abort();
-  await Promise.all(running);
-  await pool.destroy();
+  await running;
+  await engine.close();
 }
 console.log(`critical drops ${bus.droppedCritical}`);

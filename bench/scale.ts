@@ -5,7 +5,7 @@
 // Sizes default to 100, 1,000, 10,000 and 50,000; pass others as arguments.
 import { writeFile, mkdir } from 'node:fs/promises';
 import { silentLogger } from '../src/main/core/logger.js';
-import { PoolPipeline } from '../src/main/pipeline/pool/pool-pipeline.js';
+import { Engine } from '../src/main/engine.js';
 import { lineChartSvg } from '../src/main/tools/svg-chart.js';
 import { loadTemplateSet } from '../src/main/template-set/template-set.js';
 import { environment, median, OneObjectChanger, populatedStores, printTable, sig, type Row } from './lib.js';
@@ -19,8 +19,11 @@ const set = await loadTemplateSet();
 const rows: Row[] = [];
 for (const n of N) {
   const { stores, cluster } = populatedStores(set, n);
-  const pool = await PoolPipeline.create({ templateSet: set, threads: 1, renderTimeoutMs: 600_000, logger: silentLogger() });
+  // The engine's pool, driven directly: this measures the pipeline, not the bus around it.
+  const engine = await Engine.create({ templateSet: set, stores, threads: 1, renderTimeoutMs: 600_000, logger: silentLogger() });
+  const pool = engine.pool;
   try {
+    if (pool === undefined) throw new Error('the engine was expected to run a worker pool');
     const cold = await pool.execute(never, stores, 'reconcile');
     let baseline = { haproxyConfig: cold.haproxyConfig, auxiliaryFiles: cold.auxiliaryFiles };
     // One changed object per render, as the coordinator would see it: the baseline is the previous output.
@@ -62,7 +65,7 @@ for (const n of N) {
     rows.push(row);
     console.error(`N=${n}: ${JSON.stringify(row)}`);
   } finally {
-    await pool.destroy();
+    await engine.close();
   }
 }
 

@@ -13,7 +13,7 @@ import { silentLogger } from '../../src/main/core/logger.js';
 import { mailboxDecision, type MailboxItem } from '../../src/main/reconcile/mailbox.js';
 import type { PipelineExecutor, PipelineResult } from '../../src/main/pipeline/pipeline.js';
 import { StoreProvider } from '../../src/main/stores/store-provider.js';
-import { EMPTY_AUXILIARY_FILES } from '../../src/worker/protocol.js';
+import { EMPTY_AUXILIARY_FILES } from '../../src/main/pipeline/pipeline.js';
 import { latencyOf, ratio, taskOf, timeBudget, type Row, type Suite, type SuiteContext, type SuiteReport } from '../lib.js';
 
 /** The Coordinator's default mailbox capacity. */

@@ -18,6 +18,9 @@ export interface RenderBaseline {
 
 export type FailurePhase = 'render' | 'validation' | 'auxiliary';
 
+/** Why a render runs: to reconcile the cluster, or to judge a change before it is admitted. */
+export type PipelineMode = 'reconcile' | 'admission';
+
 /** A Kubernetes-shaped object as stored. Only `metadata.name` is required by the stores. */
 export interface KubeObject {
   apiVersion?: string;
@@ -44,7 +47,25 @@ export interface StoreDefinition {
   readonly kind: string;
   /** Dotted paths into the object; `metadata.labels.kubernetes\.io/service-name` escapes dots. */
   readonly indexBy: readonly string[];
+  /** Leading-edge debounce window of the watcher, in ms (0: publish at the end of each burst). */
   readonly debounceMs?: number;
+  /** The API resource (plural, lower case), e.g. `endpointslices`; derived from `kind` when absent. */
+  readonly resource?: string;
+  /** False for cluster-scoped resources (IngressClass); derived from `kind` when absent. */
+  readonly namespaced?: boolean;
+  /** Server-side selectors for the list and watch. */
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+}
+
+/** Content a template set fetches over HTTP and templates read by name (`httpResource "name"`). */
+export interface HttpResourceDefinition {
+  readonly name: string;
+  readonly url: string;
+  /** How often the content is fetched again (conditional requests). */
+  readonly refreshIntervalMs: number;
+  /** A fetch taking longer fails (the previous content stays). */
+  readonly timeoutMs: number;
 }
 
 /** The delta or full snapshot that brings a replica to `toVersion`. */
@@ -72,6 +93,8 @@ export interface TemplateSetSource {
   readonly files: Readonly<Record<string, string>>;
   readonly sslCertificates: Readonly<Record<string, string>>;
   readonly values: Readonly<Record<string, unknown>>;
+  /** Absent in sets built by hand: none. */
+  readonly httpResources?: readonly HttpResourceDefinition[];
 }
 
 export interface RenderTimings {
@@ -124,7 +147,7 @@ export interface RenderTask {
   readonly renderId: string;
   readonly templateSetHash: string;
   readonly storeVersion: number;
-  readonly mode: 'reconcile' | 'admission';
+  readonly mode: PipelineMode;
   /**
    * The baseline by reference: the render ID of an earlier output of this pool. Shipping a
    * whole baseline would cost the main thread time in proportion to the config's size.
@@ -165,9 +188,3 @@ export interface WorkerControl {
   loadTemplateSet(set: TemplateSetSource): { ok: true } | { ok: false; message: string };
   status(): { version: number; templateSetHash: string | null; heapUsedBytes: number; cacheEntries: number };
 }
-
-export const EMPTY_AUXILIARY_FILES: AuxiliaryFiles = Object.freeze({
-  maps: Object.freeze({}),
-  files: Object.freeze({}),
-  certificates: Object.freeze({}),
-});

@@ -2,9 +2,10 @@
 // Names are dotted past-tense facts. `newEvent` stamps identity, time and correlation so that
 // every event of one reconciliation can be followed from its trigger to its deploy.
 import { randomUUID } from 'node:crypto';
-import type { AuxiliaryFiles } from '../../worker/protocol.js';
+import type { AuxiliaryFiles, FailurePhase } from '../../worker/protocol.js';
+import { systemClock, type Clock } from '../core/clock.js';
 
-export type { AuxiliaryFiles } from '../../worker/protocol.js';
+export type { AuxiliaryFiles, FailurePhase } from '../../worker/protocol.js';
 
 /** Fields every event carries. */
 export interface EventEnvelope {
@@ -21,8 +22,6 @@ export interface ChangeStats {
   readonly deleted: number;
   readonly isInitialSync: boolean;
 }
-
-export type FailurePhase = 'render' | 'validation' | 'auxiliary';
 
 /** Fields of each event type, without the envelope. */
 export interface EventFields {
@@ -66,13 +65,18 @@ export interface EventFields {
     readonly message: string;
     readonly durationMs: number;
   };
-  'deployment.scheduled': { readonly renderId: string; readonly reason: string; readonly runtimeOnly: boolean };
   'deployment.completed': {
-    readonly renderId: string;
-    readonly ok: boolean;
-    readonly method: 'reload' | 'runtime' | 'none';
-    readonly message: string;
+    /** The trigger reason of the render deployed (`drift_prevention` for a forced deployment). */
+    readonly reason: string;
+    /** `runtime`: applied through the Runtime API, no reload; `reload`: files written, HAProxy reloaded; `skipped`: nothing to do. */
+    readonly kind: 'runtime' | 'reload' | 'skipped';
+    readonly outcome: 'success' | 'failure';
     readonly durationMs: number;
+    /** Runtime API commands applied. */
+    readonly runtimeOps: number;
+    /** Checksum of the render deployed. */
+    readonly checksum: string;
+    readonly error?: string;
   };
 }
 
@@ -99,37 +103,26 @@ export const EVENT_TYPES = [
   'reconciliation.failed',
   'reconciliation.completed',
   'rendergate.completed',
-  'deployment.scheduled',
   'deployment.completed',
 ] as const satisfies readonly EventType[];
-
-/** Where `newEvent` takes its time from; tests inject a fixed or stepping clock. */
-export type Clock = () => number;
-
-let clock: Clock = Date.now;
-
-/** Replaces the clock used for event timestamps; returns the previous one. */
-export function setEventClock(next: Clock): Clock {
-  const previous = clock;
-  clock = next;
-  return previous;
-}
 
 /**
  * Creates an event. Without `cause` it starts a new correlation (the correlation ID is the
  * event's own ID); with `cause` it joins the cause's correlation and records the cause as
- * its `causationId`.
+ * its `causationId`. The timestamp comes from `clock`: components pass the clock they were given.
  */
 export function newEvent<T extends EventType>(
   type: T,
   fields: EventFields[T],
   cause?: Pick<EventEnvelope, 'eventId' | 'correlationId'>,
+  clock: Pick<Clock, 'now'> = systemClock,
 ): EventOf<T> {
   const eventId = randomUUID();
+  const timestamp = clock.now();
   const envelope: EventEnvelope =
     cause === undefined
-      ? { eventId, correlationId: eventId, timestamp: clock() }
-      : { eventId, correlationId: cause.correlationId, causationId: cause.eventId, timestamp: clock() };
+      ? { eventId, correlationId: eventId, timestamp }
+      : { eventId, correlationId: cause.correlationId, causationId: cause.eventId, timestamp };
   return Object.freeze({ ...fields, ...envelope, type }) as unknown as EventOf<T>;
 }
 

@@ -4,14 +4,16 @@
 // Subscribes (in start, leader-only): reconciliation.triggered, rendergate.completed
 // Publishes: reconciliation.started -> template.rendered | reconciliation.failed
 //            -> reconciliation.completed, all in the trigger's correlation
-import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { EMPTY_AUXILIARY_FILES, type RenderBaseline } from '../../worker/protocol.js';
+import type { RenderBaseline } from '../../worker/protocol.js';
+import { deferred } from '../core/async.js';
+import { systemClock, type Clock } from '../core/clock.js';
+import { PipelineError } from '../core/errors.js';
 import type { EventBus } from '../bus/event-bus.js';
 import { newEvent, type ControllerEvent, type EventOf } from '../events/events.js';
 import { defaultLogger } from '../core/logger.js';
 import { mailboxDecision, type MailboxItem } from './mailbox.js';
-import { PipelineError, type PipelineExecutor, type PipelineResult } from '../pipeline/pipeline.js';
+import { EMPTY_AUXILIARY_FILES, type PipelineExecutor, type PipelineResult } from '../pipeline/pipeline.js';
 import type { StoreProvider } from '../stores/store-provider.js';
 
 export interface CoordinatorOptions {
@@ -19,8 +21,8 @@ export interface CoordinatorOptions {
   readonly pipeline: PipelineExecutor;
   readonly storeProvider: StoreProvider;
   readonly logger?: Logger;
-  /** Monotonic milliseconds for durations. @default performance.now */
-  readonly now?: () => number;
+  /** Durations and event timestamps. @default systemClock */
+  readonly clock?: Clock;
   /**
    * Mailbox capacity. With coalescing it only ever holds alternating triggers and verdicts.
    * @default 1000
@@ -47,9 +49,9 @@ export class Coordinator {
   readonly #pipeline: PipelineExecutor;
   readonly #stores: StoreProvider;
   readonly #logger: Logger;
-  readonly #now: () => number;
+  readonly #clock: Clock;
   readonly #mailboxSize: number;
-  #ready = deferred();
+  #ready = deferred<void>();
   /** Counts `start` calls; a term that ends late must not reset a newer term's readiness. */
   #term = 0;
   #renders = 0;
@@ -66,7 +68,7 @@ export class Coordinator {
     this.#pipeline = options.pipeline;
     this.#stores = options.storeProvider;
     this.#logger = (options.logger ?? defaultLogger()).child({ component: 'coordinator' });
-    this.#now = options.now ?? (() => performance.now());
+    this.#clock = options.clock ?? systemClock;
     this.#mailboxSize = options.mailboxSize ?? 1000;
   }
 
@@ -122,14 +124,14 @@ export class Coordinator {
       }
     } finally {
       mailbox.close();
-      if (term === this.#term) this.#ready = deferred();
+      if (term === this.#term) this.#ready = deferred<void>();
     }
   }
 
   async #reconcile(trigger: EventOf<'reconciliation.triggered'>, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
-    const started = this.#now();
-    this.#bus.publish(newEvent('reconciliation.started', { trigger: trigger.reason }, trigger));
+    const started = this.#clock.monotonic();
+    this.#bus.publish(newEvent('reconciliation.started', { trigger: trigger.reason }, trigger, this.#clock));
     let result: PipelineResult | undefined;
     let failure: PipelineError | undefined;
     try {
@@ -143,7 +145,7 @@ export class Coordinator {
       this.#logger.debug({ trigger: trigger.reason }, 'leadership lost during render; result discarded');
       return;
     }
-    const durationMs = this.#now() - started;
+    const durationMs = this.#clock.monotonic() - started;
     if (result !== undefined && failure === undefined) {
       this.#renders++;
       this.#pending = {
@@ -168,6 +170,7 @@ export class Coordinator {
             storeVersion: result.storeVersion,
           },
           trigger,
+          this.#clock,
         ),
       );
       for (const warning of result.warnings) this.#logger.warn({ renderId: result.renderId }, warning);
@@ -185,6 +188,7 @@ export class Coordinator {
             triggerReason: trigger.reason,
           },
           trigger,
+          this.#clock,
         ),
       );
     }
@@ -193,6 +197,7 @@ export class Coordinator {
         'reconciliation.completed',
         { outcome: failure === undefined ? 'success' : 'failure', durationMs, triggerReason: trigger.reason },
         trigger,
+        this.#clock,
       ),
     );
   }
@@ -213,15 +218,4 @@ export class Coordinator {
 
 function toError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
-}
-
-interface Deferred {
-  readonly promise: Promise<void>;
-  readonly resolve: () => void;
-}
-
-function deferred(): Deferred {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
 }

@@ -3,6 +3,7 @@
 // `flush` at the end of a batch (a debounce tick, a synthetic burst).
 // Publishes: resource.index.updated
 import type { EventBus } from '../bus/event-bus.js';
+import { systemClock, type Clock } from '../core/clock.js';
 import { newEvent, type ControllerEvent } from '../events/events.js';
 
 type Counts = { created: number; modified: number; deleted: number };
@@ -10,9 +11,11 @@ type Counts = { created: number; modified: number; deleted: number };
 export class ChangeBatcher {
   readonly #bus: EventBus<ControllerEvent>;
   readonly #pending = new Map<string, Counts>();
+  readonly #clock: Clock;
 
-  constructor(bus: EventBus<ControllerEvent>) {
+  constructor(bus: EventBus<ControllerEvent>, clock: Clock = systemClock) {
     this.#bus = bus;
+    this.#clock = clock;
   }
 
   record(store: string, kind: keyof Counts): void {
@@ -28,7 +31,7 @@ export class ChangeBatcher {
   flush(isInitialSync = false): number {
     let published = 0;
     for (const [store, counts] of this.#pending) {
-      this.#bus.publish(newEvent('resource.index.updated', { resourceTypeName: store, changeStats: { ...counts, isInitialSync } }));
+      this.#bus.publish(newEvent('resource.index.updated', { resourceTypeName: store, changeStats: { ...counts, isInitialSync } }, undefined, this.#clock));
       published++;
     }
     this.#pending.clear();

@@ -3,13 +3,9 @@
 // only reports at run time). A worker module that failed at load would make the pool hang.
 import type { TemplateSetSource } from '../../worker/protocol.js';
 import { TemplateEngine } from '../../worker/templates/template-engine.js';
+import { TemplateSetRejected } from '../core/errors.js';
 
-export class TemplateSetRejected extends Error {
-  constructor(message: string) {
-    super(`template set rejected: ${message}`);
-    this.name = 'TemplateSetRejected';
-  }
-}
+export { TemplateSetRejected } from '../core/errors.js';
 
 export function assertTemplateSetRenders(set: TemplateSetSource, engine: TemplateEngine = new TemplateEngine()): void {
   try {

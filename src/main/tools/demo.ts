@@ -2,18 +2,16 @@
 // cluster under constant churn, driven through the real path: stores -> bus -> Reconciler ->
 // Coordinator -> PoolPipeline. Prints a live one-line summary and writes the final config.
 import { createHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
+import { Engine } from '../engine.js';
 import { ChangeBatcher } from '../sources/change-batcher.js';
-import { Coordinator } from '../reconcile/coordinator.js';
-import { EventBus } from '../bus/event-bus.js';
-import { newEvent, type ControllerEvent, type EventOf } from '../events/events.js';
+import type { EventOf } from '../events/events.js';
 import { checkConfigFile, haproxyVersion } from '../haproxy/haproxy-check.js';
 import { silentLogger } from '../core/logger.js';
 import { loadManifests } from '../sources/manifest/manifest-loader.js';
-import { PoolPipeline } from '../pipeline/pool/pool-pipeline.js';
-import { Reconciler } from '../reconcile/reconciler.js';
 import { outputDirs, writeRenderOutput } from '../output/render-output.js';
 import { StoreProvider } from '../stores/store-provider.js';
 import { SyntheticCluster } from '../sources/synthetic/synthetic-cluster.js';
+import { SyntheticChurn } from '../sources/synthetic/synthetic-churn.js';
 import { loadTemplateSet } from '../template-set/template-set.js';
 import { EXAMPLES_DIR } from '../core/paths.js';
 
@@ -52,10 +50,8 @@ export async function runDemo(options: DemoOptions): Promise<number> {
       `churn ${options.rate} changes/s for ${options.duration} s`,
   );
 
-  const bus = new EventBus<ControllerEvent>({ logger });
-  const reconciler = new Reconciler(bus, logger);
-  const pipeline = await PoolPipeline.create({ templateSet: set, logger });
-  const coordinator = new Coordinator({ eventBus: bus, pipeline, storeProvider: stores, logger });
+  const engine = await Engine.create({ templateSet: set, stores, logger });
+  const { bus, coordinator } = engine;
   // The demo's own view of the bus: lossy, so a slow printer can never cause a critical drop.
   const observer = bus.subscribe('demo-observer', {
     types: ['reconciliation.triggered', 'template.rendered', 'reconciliation.failed'],
@@ -84,32 +80,16 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     }
   })();
 
-  bus.start();
-  const reconciling = reconciler.start(controller.signal);
-  const coordinating = coordinator.start(controller.signal);
-  await coordinator.whenReady();
-  bus.publish(newEvent('index.synchronized', { resourceCounts: stores.counts() }));
+  const running = engine.start(controller.signal);
+  await engine.whenStarted();
 
-  const batcher = new ChangeBatcher(bus);
-  const tickMs = 20;
-  const perTick = (options.rate * tickMs) / 1000;
-  let carry = 0;
-  let changes = 0;
+  const churn = new SyntheticChurn({ cluster, stores, sink: new ChangeBatcher(bus), rate: options.rate, tickMs: 20 });
+  void churn.start();
   const started = performance.now();
-  const churn = setInterval(() => {
-    carry += perTick;
-    while (carry >= 1) {
-      carry--;
-      const change = cluster.change(stores);
-      batcher.record(change.store, change.kind);
-      changes++;
-    }
-    batcher.flush();
-  }, tickMs);
   const summary = (): string => {
     const p = (q: number): string => (renderMs.count === 0 ? '-' : (renderMs.percentile(q) / 1000).toFixed(1));
     return (
-      `t=${((performance.now() - started) / 1000).toFixed(1)}s changes=${changes} triggers=${counts.triggers} ` +
+      `t=${((performance.now() - started) / 1000).toFixed(1)}s changes=${churn.applied} triggers=${counts.triggers} ` +
       `renders=${counts.renders} coalesced=${coordinator.stats.coalesced} failures=${counts.failures} ` +
       `render p50=${p(50)}ms p99=${p(99)}ms main-loop-delay p99=${Math.max(0, eld.percentile(99) / 1e6 - ELD_RESOLUTION_MS).toFixed(1)}ms`
     );
@@ -121,7 +101,7 @@ export async function runDemo(options: DemoOptions): Promise<number> {
   }, live ? 250 : 2000);
 
   await new Promise((resolve) => setTimeout(resolve, options.duration * 1000));
-  clearInterval(churn);
+  churn.stop();
   clearInterval(printer);
   // Let the last queued reconciliation finish so the written config includes every change.
   const finalVersion = stores.version;
@@ -133,11 +113,11 @@ export async function runDemo(options: DemoOptions): Promise<number> {
   console.log(summary());
   controller.abort();
   observer.close();
-  await Promise.all([reconciling, coordinating, observing]);
+  await Promise.all([running, observing]);
   eld.disable();
-  await pipeline.destroy();
+  await engine.close();
 
-  console.log(`bus: critical drops=${bus.droppedCritical}, lossy drops=${bus.droppedLossy}; pool: ${JSON.stringify(pipeline.stats)}`);
+  console.log(`bus: critical drops=${bus.droppedCritical}, lossy drops=${bus.droppedLossy}; pool: ${JSON.stringify(engine.pool?.stats)}`);
   if (lastFailure !== '') console.log(`last failure: ${lastFailure}`);
   if (latest === undefined) {
     console.error('demo: nothing was rendered');

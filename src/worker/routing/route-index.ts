@@ -5,7 +5,7 @@
 // every key's claimants: while no key has more than one, the tables are exactly the claims, and a
 // changed Ingress costs a few binary-search updates of sorted arrays. When keys are contested,
 // the index falls back to the one-go build, so warnings come out exactly as a cold build has them.
-import type { RouteEntry, RoutingModel } from './ingress-model.js';
+import type { RouteEntry, RouteTables, RoutingModel } from './model.js';
 
 export interface RouteCandidate {
   readonly host: string;
@@ -16,7 +16,6 @@ export interface RouteCandidate {
   readonly owner: string;
 }
 
-export type RouteTables = Pick<RoutingModel, 'hostExact' | 'hostPrefix' | 'hostRegex' | 'pathExact' | 'pathPrefix'>;
 type TableName = keyof RouteTables;
 const TABLES: readonly TableName[] = ['hostExact', 'hostPrefix', 'hostRegex', 'pathExact', 'pathPrefix'];
 

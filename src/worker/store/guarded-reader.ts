@@ -2,7 +2,7 @@
 // reported once per render through `warn`; an unknown store reads as empty, so a read never
 // throws into a template.
 import type { IndexedStore } from './indexed-store.js';
-import type { ModelSource } from '../routing/ingress-model.js';
+import type { ModelSource } from '../routing/model-source.js';
 import { guardObject } from './object-guard.js';
 import type { KubeObject } from '../protocol.js';
 

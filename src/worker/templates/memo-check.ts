@@ -110,11 +110,12 @@ export function checkMemoBlocks(program: hbs.AST.Program, template: string, snip
         const declared = block.program?.blockParams ?? [];
         if (helper === 'memo' && block.path.depth === 0 && !block.path.data) {
           prepare(block);
-          const inner: InMemo =
-            memo === null
-              ? { iterating: false, params: new Set(declared), partials: [] }
-              : { ...memo, params: new Set([...memo.params, ...declared]) };
-          visitProgram(block.program, inner, where);
+          // A memo block nested in another is cached on its own key: what the outer block
+          // declares (block parameters, an each's @index) lies outside it.
+          const saved = outerParams;
+          if (memo !== null) outerParams = new Set([...saved, ...memo.params]);
+          visitProgram(block.program, { iterating: false, params: new Set(declared), partials: memo?.partials ?? [] }, where);
+          outerParams = saved;
           visitProgram(block.inverse, memo, where);
           return;
         }

@@ -7,7 +7,9 @@
 // `obj` (a model object that keeps its identity while its content is unchanged) lives.
 import Handlebars from 'handlebars';
 import { join } from 'node:path/posix';
-import { modelOptions, RoutingModelBuilder, type ModelSource, type RoutingModel } from '../routing/ingress-model.js';
+import { modelOptions, type RoutingModel } from '../routing/model.js';
+import { RoutingModelBuilder } from '../routing/model-builder.js';
+import type { ModelSource } from '../routing/model-source.js';
 import { checkMemoBlocks, MEMO_ID } from './memo-check.js';
 import type { AuxiliaryFiles, KubeObject, RenderBaseline, TemplateSetSource } from '../protocol.js';
 

@@ -39,10 +39,8 @@ function summarize(event: ControllerEvent): string {
       return event.outcome;
     case 'rendergate.completed':
       return String(event.refused);
-    case 'deployment.scheduled':
-      return String(event.runtimeOnly);
     case 'deployment.completed':
-      return event.method;
+      return `${event.kind} ${event.outcome} ${event.error ?? ''}`;
     default: {
       const unreachable: never = event;
       return unreachable;
@@ -66,7 +64,6 @@ function summarizeMissingACase(event: ControllerEvent): string {
     case 'reconciliation.failed':
     case 'reconciliation.completed':
     case 'rendergate.completed':
-    case 'deployment.scheduled':
       return event.type;
     default: {
       // @ts-expect-error -- `event` is still `deployment.completed` here, which is not assignable to never

@@ -1,15 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { EVENT_TYPES, isEvent, newEvent, setEventClock, type ControllerEvent } from '../../../src/main/events/events.js';
+import { describe, expect, it } from 'vitest';
+import { EVENT_TYPES, isEvent, newEvent, type ControllerEvent } from '../../../src/main/events/events.js';
+import { FakeClock } from '../../helpers/fake-clock.js';
 import { resourceUpdated } from '../../helpers/events.js';
 
 describe('newEvent', () => {
-  let restoreClock: (() => number) | undefined;
-
-  afterEach(() => {
-    if (restoreClock !== undefined) setEventClock(restoreClock);
-    restoreClock = undefined;
-  });
-
   it('without a cause starts a new correlation whose ID is the event ID and has no causation', () => {
     const event = newEvent('index.synchronized', { resourceCounts: { ingresses: 3 } });
 
@@ -53,23 +47,19 @@ describe('newEvent', () => {
     expect(event.causationId).toBe('evt-2');
   });
 
-  it('stamps the timestamp from the clock injected with setEventClock', () => {
-    let now = 1_700_000_000_000;
-    restoreClock = setEventClock(() => now++);
+  it('stamps the timestamp from the clock it is given', async () => {
+    const clock = new FakeClock(1_700_000_000_000);
 
-    const first = newEvent('drift.prevention.triggered', { timeSinceLastDeploymentMs: 10 });
-    const second = newEvent('drift.prevention.triggered', { timeSinceLastDeploymentMs: 20 });
+    const first = newEvent('drift.prevention.triggered', { timeSinceLastDeploymentMs: 10 }, undefined, clock);
+    await clock.advance(1);
+    const second = newEvent('drift.prevention.triggered', { timeSinceLastDeploymentMs: 20 }, undefined, clock);
 
     expect(first.timestamp).toBe(1_700_000_000_000);
     expect(second.timestamp).toBe(1_700_000_000_001);
   });
 
-  it('setEventClock returns the previous clock so it can be restored', () => {
-    const fixed = (): number => 42;
-    const original = setEventClock(fixed);
-    const replaced = setEventClock(original);
-
-    expect(replaced).toBe(fixed);
+  it('a given clock affects only that call: the next event without one uses wall time', () => {
+    newEvent('leader.became', { identity: 'x' }, undefined, { now: () => 42 });
     const restored = newEvent('leader.became', { identity: 'x' });
     expect(restored.timestamp).toBeGreaterThan(1_600_000_000_000);
   });
@@ -119,7 +109,7 @@ describe('EVENT_TYPES', () => {
     expect(new Set(EVENT_TYPES).size).toBe(EVENT_TYPES.length);
     expect(EVENT_TYPES).toContain('reconciliation.triggered');
     expect(EVENT_TYPES).toContain('rendergate.completed');
-    expect(EVENT_TYPES).toHaveLength(15);
+    expect(EVENT_TYPES).toHaveLength(14);
   });
 });
 

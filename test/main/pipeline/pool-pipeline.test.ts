@@ -3,7 +3,7 @@ import { InlinePipeline } from '../../../src/main/pipeline/inline-pipeline.js';
 import { parseSlotFile } from '../../../src/worker/routing/ingress-model.js';
 import { loadManifests } from '../../../src/main/sources/manifest/manifest-loader.js';
 import { EXAMPLES_DIR } from '../../../src/main/core/paths.js';
-import { PipelineError } from '../../../src/main/pipeline/pipeline.js';
+import { PipelineError, type PipelineResult } from '../../../src/main/pipeline/pipeline.js';
 import { PoolPipeline } from '../../../src/main/pipeline/pool/pool-pipeline.js';
 import { StoreProvider } from '../../../src/main/stores/store-provider.js';
 import { seededRandom, SyntheticCluster } from '../../../src/main/sources/synthetic/synthetic-cluster.js';
@@ -11,6 +11,8 @@ import { TemplateSetRejected } from '../../../src/main/template-set/template-che
 import { loadTemplateSet, parseTemplateSet } from '../../../src/main/template-set/template-set.js';
 import { silentLogger } from '../../../src/main/core/logger.js';
 import type { TemplateSetSource } from '../../../src/worker/protocol.js';
+import { FaultSwitch } from '../../fixtures/workers/fault-switch.js';
+import { FakeClock } from '../../helpers/fake-clock.js';
 
 const never = new AbortController().signal;
 let set: TemplateSetSource;
@@ -160,20 +162,20 @@ describe('PoolPipeline failures', () => {
   });
 
   it('fails a worker crash mid-render with phase render, then renders on a fresh fully synced worker', async () => {
-    const crashPool = await PoolPipeline.create({ templateSet: set, threads: 1, logger: silentLogger() });
+    const faults = new FaultSwitch();
+    const crashPool = await PoolPipeline.create({ templateSet: set, threads: 1, logger: silentLogger(), worker: faults.worker });
     try {
-      const stores = new StoreProvider(set.stores);
-      new SyntheticCluster({ ingresses: 3000, seed: 5 }).populate(stores);
+      const stores = syntheticStores(30, 5);
       await crashPool.execute(never, stores, 'reconcile');
       const fullSyncs = crashPool.stats.fullSyncs;
       stores.store('ingresses').delete('team-0/app-0');
+      // The render hangs until its thread is terminated, so the worker is surely mid-render.
+      faults.arm('hang');
       const rendering = crashPool.execute(never, stores, 'reconcile');
-      await expect.poll(() => crashPool.rendersInFlight, { interval: 1, timeout: 30_000 }).toBe(1);
+      await faults.claimed();
+      expect(crashPool.rendersInFlight).toBe(1);
       expect(await crashPool.terminateWorker()).toBe(true);
-      const failure = await rendering.then(
-        () => undefined,
-        (error: unknown) => error,
-      );
+      const failure = await failureOf(rendering);
       expect(failure).toBeInstanceOf(PipelineError);
       expect((failure as PipelineError).phase).toBe('render');
       expect((failure as PipelineError).message).toMatch(/^render failed: worker failed/);
@@ -191,29 +193,105 @@ describe('PoolPipeline failures', () => {
   });
 
   it('fails a render that runs past renderTimeoutMs with phase render, and recovers', async () => {
-    const slowPool = await PoolPipeline.create({ templateSet: set, threads: 1, renderTimeoutMs: 300, logger: silentLogger() });
+    const faults = new FaultSwitch();
+    const clock = new FakeClock();
+    const slowPool = await PoolPipeline.create({ templateSet: set, threads: 1, renderTimeoutMs: 300, clock, logger: silentLogger(), worker: faults.worker });
     try {
-      const stores = new StoreProvider(set.stores);
-      // Far more work than 300 ms allows, even on a fast machine.
-      const cluster = new SyntheticCluster({ ingresses: 25_000, seed: 9 });
-      cluster.populate(stores);
-      const failure = await slowPool.execute(never, stores, 'reconcile').then(
-        () => undefined,
-        (error: unknown) => error,
-      );
+      const stores = syntheticStores(5, 9);
+      faults.arm('hang');
+      const rendering = failureOf(slowPool.execute(never, stores, 'reconcile'));
+      // The render timer was set before the task reached the worker that now spins.
+      await faults.claimed();
+      await clock.advance(300);
+      const failure = await rendering;
       expect(failure).toBeInstanceOf(PipelineError);
       expect((failure as PipelineError).phase).toBe('render');
       expect((failure as PipelineError).message).toMatch(/timed out after 300 ms/);
+      expect(failure).toMatchObject({ code: 'RENDER_TIMEOUT', terminal: false });
 
-      // A small cluster renders well within the limit on the replacement worker.
-      for (let i = 5; i < 25_000; i++) {
-        stores.store('ingresses').delete(`${cluster.namespace(i)}/app-${i}`);
-      }
-      const ok = await slowPool.execute(never, stores, 'reconcile');
+      const ok = await expectRecovery(slowPool, stores, { fullSyncs: slowPool.stats.fullSyncs });
       expect(ok.storeVersion).toBe(stores.version);
       expect(ok.haproxyConfig).toContain('backend ing_team-0_app-4_app-4_80');
     } finally {
       await slowPool.destroy();
     }
   });
+
+  it('fails the execute whose worker thread crashes mid-render with code WORKER_FAILED, and fully syncs the replacement on the next execute', async () => {
+    const faults = new FaultSwitch();
+    const crashPool = await PoolPipeline.create({ templateSet: set, threads: 1, logger: silentLogger(), worker: faults.worker });
+    try {
+      const stores = syntheticStores(20, 13);
+      await crashPool.execute(never, stores, 'reconcile');
+      const fullSyncs = crashPool.stats.fullSyncs;
+      stores.store('ingresses').delete('team-0/app-0');
+      faults.arm('crash');
+      const failure = await failureOf(crashPool.execute(never, stores, 'reconcile'));
+      expect(failure).toBeInstanceOf(PipelineError);
+      expect(failure).toMatchObject({ phase: 'render', code: 'WORKER_FAILED', terminal: false });
+      expect((failure as PipelineError).message).toMatch(/^render failed: worker failed: worker exited with code: 70/);
+
+      await expectRecovery(crashPool, stores, { fullSyncs });
+    } finally {
+      await crashPool.destroy();
+    }
+  });
+
+  it('turns a worker that runs out of memory into a render failure and a replaced worker, and the process carries on', async () => {
+    const faults = new FaultSwitch();
+    const oomPool = await PoolPipeline.create({
+      templateSet: set,
+      threads: 1,
+      logger: silentLogger(),
+      worker: faults.worker,
+      resourceLimits: { maxOldGenerationSizeMb: 64 },
+    });
+    try {
+      const stores = syntheticStores(20, 17);
+      await oomPool.execute(never, stores, 'reconcile');
+      const fullSyncs = oomPool.stats.fullSyncs;
+      faults.arm('oom');
+      const failure = await failureOf(oomPool.execute(never, stores, 'reconcile'));
+      expect(failure).toBeInstanceOf(PipelineError);
+      expect(failure).toMatchObject({ phase: 'render', code: 'WORKER_FAILED', terminal: false });
+      expect((failure as PipelineError).message).toMatch(/^render failed: worker failed: .*out of memory/);
+
+      // This thread is still here: the worker's heap limit ended only the worker.
+      await expectRecovery(oomPool, stores, { fullSyncs });
+    } finally {
+      await oomPool.destroy();
+    }
+  });
 });
+
+/** What `work` rejected with (undefined when it resolved). */
+function failureOf(work: Promise<unknown>): Promise<unknown> {
+  return work.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+}
+
+function syntheticStores(ingresses: number, seed: number): StoreProvider {
+  const stores = new StoreProvider(set.stores);
+  new SyntheticCluster({ ingresses, seed }).populate(stores);
+  return stores;
+}
+
+/**
+ * After one worker of a one-thread pool died mid-render: a change to the stores renders on its
+ * replacement exactly as inline, through one full sync, and the dead worker counts as replaced.
+ * (Syncing the change to the dead worker's handle ends only when its control port closes, which
+ * retires it, so the count is settled once the execute returns.)
+ */
+async function expectRecovery(pool: PoolPipeline, stores: StoreProvider, before: { readonly fullSyncs: number }): Promise<PipelineResult> {
+  stores.store('endpointslices').upsert(new SyntheticCluster({ ingresses: 1, seed: 1 }).endpointSlice(0, 99));
+  const recovered = await pool.execute(never, stores, 'reconcile');
+  const expected = await inline.execute(never, stores, 'reconcile');
+  expect(recovered.storeVersion).toBe(stores.version);
+  expect(recovered.haproxyConfig).toBe(expected.haproxyConfig);
+  expect(recovered.auxiliaryFiles).toEqual(expected.auxiliaryFiles);
+  expect(pool.stats.fullSyncs).toBe(before.fullSyncs + 1);
+  expect(pool.stats.workersReplaced).toBe(1);
+  return recovered;
+}

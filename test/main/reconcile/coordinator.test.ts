@@ -6,8 +6,9 @@ import type { ControllerEvent, EventOf, EventType } from '../../../src/main/even
 import { mailboxDecision } from '../../../src/main/reconcile/mailbox.js';
 import { PipelineError, type PipelineResult } from '../../../src/main/pipeline/pipeline.js';
 import { StoreProvider } from '../../../src/main/stores/store-provider.js';
-import { EMPTY_AUXILIARY_FILES } from '../../../src/worker/protocol.js';
+import { EMPTY_AUXILIARY_FILES } from '../../../src/main/pipeline/pipeline.js';
 import { flushMicrotasks, track, waitUntil } from '../../helpers/async.js';
+import { FakeClock } from '../../helpers/fake-clock.js';
 import { trigger, verdict } from '../../helpers/events.js';
 import { FakePipeline, pipelineResult } from '../../helpers/fake-pipeline.js';
 import { silentLogger, spyLogger } from '../../helpers/loggers.js';
@@ -27,7 +28,7 @@ class Harness {
   readonly pipeline: FakePipeline;
   readonly storeProvider = new StoreProvider();
   readonly publishSpy;
-  clock = 1000;
+  readonly clock = new FakeClock();
   readonly coordinator: Coordinator;
   controller = new AbortController();
   running: Promise<void> | undefined;
@@ -41,7 +42,7 @@ class Harness {
       pipeline: this.pipeline,
       storeProvider: this.storeProvider,
       logger: options.logger ?? silentLogger(),
-      now: () => this.clock,
+      clock: this.clock,
       ...(options.mailboxSize === undefined ? {} : { mailboxSize: options.mailboxSize }),
     });
   }
@@ -215,7 +216,7 @@ describe('Coordinator reconciliation events', () => {
     h.publish(t);
     await h.pipeline.waitForCalls(1);
     expect(h.outputs.map((e) => e.type)).toEqual(['reconciliation.started']);
-    h.clock = 1250;
+    await h.clock.advance(250);
     h.pipeline.call(0).result.resolve(result);
     await h.waitForCompleted(1);
 
@@ -254,7 +255,7 @@ describe('Coordinator reconciliation events', () => {
 
     h.publish(t);
     await h.pipeline.waitForCalls(1);
-    h.clock = 1007;
+    await h.clock.advance(7);
     h.pipeline.call(0).result.reject(new PipelineError('validation', 'backend be_x has no servers', 'backend'));
     await h.waitForCompleted(1);
 

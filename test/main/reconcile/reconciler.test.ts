@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EventBus, type Subscription } from '../../../src/main/bus/event-bus.js';
 import { newEvent, type ControllerEvent, type EventOf } from '../../../src/main/events/events.js';
-import { HAPROXY_PODS_STORE, Reconciler, triggerFor } from '../../../src/main/reconcile/reconciler.js';
+import { HAPROXY_PODS_STORE, Reconciler, reconcilerMerge, triggerFor } from '../../../src/main/reconcile/reconciler.js';
 import { flushMicrotasks, track, waitUntil } from '../../helpers/async.js';
 import { resourceUpdated } from '../../helpers/events.js';
 import { silentLogger, spyLogger } from '../../helpers/loggers.js';
@@ -149,14 +149,45 @@ describe('Reconciler', () => {
     expect(new Set(triggers.map((t) => t.correlationId)).size).toBe(5);
   });
 
-  it('a flood of 5000 changes published in one synchronous loop gives 5000 triggers and no drop', async () => {
+  it('a synchronous flood of 100,000 index updates causes no drop, and a trigger follows the last one', async () => {
     harness = startReconciler();
 
-    for (let i = 0; i < 5000; i++) harness.bus.publish(resourceUpdated('endpointslices'));
-    await waitUntil(() => harness!.triggers.depth >= 5000, '5000 triggers', 100_000);
+    for (let i = 0; i < 100_000; i++) harness.bus.publish(resourceUpdated(i % 2 === 0 ? 'endpointslices' : 'ingresses'));
+    const last = resourceUpdated('ingresses');
+    harness.bus.publish(last);
+    await flushMicrotasks(200);
 
     expect(harness.bus.droppedCritical).toBe(0);
-    expect(await harness.collect()).toHaveLength(5000);
+    const triggers = await harness.collect();
+    // Past 1,000 queued, updates that cause the same coalescible trigger merge, as in the Coordinator's mailbox.
+    expect(triggers.length).toBeGreaterThanOrEqual(1000);
+    expect(triggers.length).toBeLessThanOrEqual(1010);
+    expect(triggers.every((t) => t.reason === 'resource_change' && t.coalescible)).toBe(true);
+    expect(Math.max(...triggers.map((t) => t.timestamp))).toBeGreaterThanOrEqual(last.timestamp);
+  });
+
+  it('merges past 1,000 queued only updates that cause the same trigger: an index.synchronized among them keeps its own', async () => {
+    harness = startReconciler();
+
+    for (let i = 0; i < 2000; i++) harness.bus.publish(resourceUpdated('ingresses'));
+    harness.bus.publish(newEvent('index.synchronized', { resourceCounts: {} }));
+    for (let i = 0; i < 2000; i++) harness.bus.publish(resourceUpdated('services'));
+    await flushMicrotasks(200);
+
+    const reasons = (await harness.collect()).map((t) => t.reason);
+    expect(reasons.filter((r) => r === 'index_synchronized')).toHaveLength(1);
+    expect(reasons.at(-1)).toBe('resource_change');
+    expect(reasons.indexOf('index_synchronized')).toBeGreaterThanOrEqual(1000);
+    expect(harness.bus.droppedCritical).toBe(0);
+  });
+
+  it('keeps an accepted update queued behind an ignored initial-sync one', () => {
+    const initial = resourceUpdated('ingresses', { isInitialSync: true });
+    const live = resourceUpdated('ingresses');
+    expect(reconcilerMerge(initial, live)).toBe('append');
+    expect(reconcilerMerge(live, initial)).toBe('append');
+    expect(reconcilerMerge(initial, resourceUpdated('services', { isInitialSync: true }))).toBe('discard');
+    expect(reconcilerMerge(live, resourceUpdated('services'))).toBe('discard');
   });
 
   it('fires immediately and creates no timer: no debounce', async () => {

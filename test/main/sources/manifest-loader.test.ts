@@ -153,3 +153,37 @@ describe('loadManifests', () => {
     expect(load.objects.filter((o) => !/cluster\/(blog|shop|shop-tls|status)\.yaml:\d+$/.test(o.source))).toEqual([]);
   });
 });
+
+describe('hostile manifests', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'hostile-manifests-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('refuses a YAML alias bomb in one document with the file and line, and loads the others', () => {
+    const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]'];
+    for (let level = 1; level <= 9; level++) bomb.push(`${String.fromCharCode(97 + level)}: &${String.fromCharCode(97 + level)} [${Array(10).fill(`*${String.fromCharCode(96 + level)}`).join(',')}]`);
+    const text = `${SERVICE_A}---\napiVersion: v1\nkind: ConfigMap\nmetadata: { name: bomb }\ndata:\n${bomb.map((l) => `  ${l}`).join('\n')}\n`;
+    const result = parseManifest(text, 'bomb.yaml', stores);
+    expect(result.objects.map((o) => o.object.metadata.name)).toEqual(['a']);
+    expect(result.errors).toHaveLength(1);
+    expect(result.errors[0]).toMatch(/^bomb\.yaml:9: invalid YAML: .*alias/i);
+  });
+
+  it('refuses an alias to an anchor that does not exist, naming the file', () => {
+    const result = parseManifest(`${SERVICE_A}---\napiVersion: v1\nkind: Service\nmetadata: { name: b, namespace: ns }\nspec: *nowhere\n`, 'dangling.yaml', stores);
+    expect(result.objects.map((o) => o.object.metadata.name)).toEqual(['a']);
+    expect(result.errors[0]).toMatch(/^dangling\.yaml:\d+: invalid YAML/);
+  });
+
+  it('refuses a file over the size limit by name, without reading it, and loads the other files', async () => {
+    await writeFile(join(dir, 'a.yaml'), SERVICE_A);
+    await writeFile(join(dir, 'huge.yaml'), `${SERVICE_A}# ${'x'.repeat(2048)}\n`);
+    const load = await loadManifests(dir, stores, { maxFileBytes: 1024 });
+    expect(load.objects.map((o) => o.object.metadata.name)).toEqual(['a']);
+    expect(load.errors).toEqual([expect.stringMatching(/huge\.yaml: \d+ bytes is over the manifest size limit of 1024 bytes/)]);
+  });
+});

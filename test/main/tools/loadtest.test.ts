@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { memorySettling, memoryWindowMs, type MemoryPoint } from '../../../src/main/tools/loadtest/loadtest.js';
+import { memorySettling, memoryWindowMs, type MemoryPoint } from '../../../src/main/tools/loadtest/memory.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));

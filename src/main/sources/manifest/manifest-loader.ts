@@ -1,7 +1,8 @@
 // Reads a directory of Kubernetes YAML or JSON (multi-document files and `kind: List` included)
 // into the stores a template set watches. A bad document is reported with its file, line and
-// object name and skipped; every other object still loads.
-import { readdir, readFile } from 'node:fs/promises';
+// object name and skipped; every other object still loads. Files are capped in size and YAML
+// aliases in number, so one hostile file costs bounded memory and fails alone.
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join, relative } from 'node:path';
 import { LineCounter, parseAllDocuments } from 'yaml';
 import type { KubeObject, StoreDefinition } from '../../../worker/protocol.js';
@@ -23,14 +24,49 @@ export interface ManifestLoad {
 
 const EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
 
-export async function loadManifests(dir: string, stores: readonly StoreDefinition[]): Promise<ManifestLoad> {
-  const files = await listFiles(dir);
+/** The default cap on one manifest file: far above any real manifest, far below what hurts. */
+export const DEFAULT_MAX_MANIFEST_BYTES = 8 * 1024 * 1024;
+/** YAML aliases one document may expand: enough for anchors in real manifests, not for a bomb. */
+const MAX_ALIAS_COUNT = 100;
+
+export interface ManifestLimits {
+  /** Larger files are refused whole, with an error naming them. @default 8 MiB */
+  readonly maxFileBytes?: number;
+}
+
+/**
+ * Reads one manifest file, or explains why not: too large (the cap and the size named), or
+ * unreadable. Never reads more than the cap into memory.
+ */
+export async function readManifestFile(file: string, name: string, limits: ManifestLimits = {}): Promise<{ text: string } | { error: string }> {
+  const cap = limits.maxFileBytes ?? DEFAULT_MAX_MANIFEST_BYTES;
+  try {
+    const size = (await stat(file)).size;
+    if (size > cap) return { error: `${name}: ${size} bytes is over the manifest size limit of ${cap} bytes; the file is ignored` };
+    return { text: await readFile(file, 'utf8') };
+  } catch (error) {
+    return { error: `${name}: cannot read: ${(error as Error).message}` };
+  }
+}
+
+/** Whether a path names a manifest file by its extension. */
+export function isManifestFile(path: string): boolean {
+  return EXTENSIONS.has(extname(path));
+}
+
+export async function loadManifests(dir: string, stores: readonly StoreDefinition[], limits: ManifestLimits = {}): Promise<ManifestLoad> {
+  const files = await listManifestFiles(dir);
   const objects: LoadedObject[] = [];
   const errors: string[] = [];
   let ignored = 0;
   for (const file of files) {
     const name = relative(process.cwd(), file) || file;
-    const result = parseManifest(await readFile(file, 'utf8'), name, stores);
+    const read = await readManifestFile(file, name, limits);
+    if ('error' in read) {
+      errors.push(read.error);
+      continue;
+    }
+    const result = parseManifest(read.text, name, stores);
     objects.push(...result.objects);
     errors.push(...result.errors);
     ignored += result.ignored;
@@ -57,7 +93,15 @@ export function parseManifest(text: string, file: string, stores: readonly Store
       errors.push(`${file}:${errLine}: invalid YAML: ${first?.message.split('\n')[0] ?? 'parse error'}`);
       continue;
     }
-    const value: unknown = doc.toJS();
+    let value: unknown;
+    try {
+      // An alias bomb or an alias to an anchor that does not exist throws here, for this
+      // document only.
+      value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    } catch (error) {
+      errors.push(`${where}: invalid YAML: ${(error as Error).message.split('\n')[0]}`);
+      continue;
+    }
     if (value === null || value === undefined) continue;
     const items = isRecord(value) && value.kind === 'List' && Array.isArray(value.items) ? value.items : [value];
     for (const item of items) {
@@ -98,13 +142,14 @@ function storeFor(object: KubeObject, stores: readonly StoreDefinition[]): strin
   return def?.name;
 }
 
-async function listFiles(dir: string): Promise<string[]> {
+/** Every manifest file under `dir`, recursively, in name order. */
+export async function listManifestFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
   const out: string[] = [];
   for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...(await listFiles(path)));
-    else if (entry.isFile() && EXTENSIONS.has(extname(entry.name))) out.push(path);
+    if (entry.isDirectory()) out.push(...(await listManifestFiles(path)));
+    else if (entry.isFile() && isManifestFile(entry.name)) out.push(path);
   }
   return out;
 }

@@ -1,0 +1,258 @@
+// Engine: assembles the main-thread controller from one options object (the bus, the stores, the
+// Reconciler, the Coordinator, the pipeline, the watchers of its sources, an elector and the
+// leader-only components) and runs it under one AbortSignal.
+// Start-up: the bus starts and the Reconciler subscribes; sources list into the stores through
+// the watchers, which publish `index.synchronized` once every initial list is in (without
+// sources the stores are the caller's, and the engine publishes it); then the elector campaigns.
+// On becoming leader: pause the bus, publish `leader.became`, start the leader-only components
+// under a term signal, wait until each has subscribed, start the bus (the `became_leader`
+// trigger reaches the Coordinator). On losing it: publish `leader.lost` and abort the term.
+import type { Logger } from 'pino';
+import type { TemplateSetSource } from '../worker/protocol.js';
+import { EventBus, type DropInfo } from './bus/event-bus.js';
+import { deferred } from './core/async.js';
+import { systemClock, type Clock } from './core/clock.js';
+import { defaultLogger } from './core/logger.js';
+import { newEvent, type ControllerEvent } from './events/events.js';
+import { SingleReplicaElector, type Elector } from './leadership/elector.js';
+import { InlinePipeline } from './pipeline/inline-pipeline.js';
+import type { PipelineExecutor } from './pipeline/pipeline.js';
+import { PoolPipeline } from './pipeline/pool/pool-pipeline.js';
+import { Coordinator } from './reconcile/coordinator.js';
+import { Reconciler } from './reconcile/reconciler.js';
+import type { Source } from './sources/source.js';
+import { WatcherSet } from './sources/watcher-set.js';
+import { StoreProvider } from './stores/store-provider.js';
+
+/** A component that runs on the leader only, one term at a time (the Coordinator is one). */
+export interface LeaderComponent {
+  /** Subscribes (leader-only) and works until `term` aborts; a fresh call is a fresh term. */
+  start(term: AbortSignal): Promise<void>;
+  /** Resolves once the running term has subscribed. */
+  whenReady(): Promise<void>;
+  /** False until the component has done what makes the leader ready (a first config written). */
+  readonly ready?: boolean;
+}
+
+export interface EngineOptions {
+  readonly templateSet: TemplateSetSource;
+  /**
+   * The executor: `'pool'` renders on worker threads (the product), `'inline'` on the main thread
+   * (baseline and tests), or any PipelineExecutor the caller owns.
+   * @default 'pool'
+   */
+  readonly pipeline?: 'pool' | 'inline' | PipelineExecutor;
+  /** Worker threads of a `'pool'` pipeline. @default min(2, cores) */
+  readonly threads?: number;
+  /** A `'pool'` render running longer fails and its worker is replaced. @default 30000 */
+  readonly renderTimeoutMs?: number;
+  /**
+   * Where objects come from. With sources, watchers fill the stores; without, the stores are the
+   * caller's to fill before `start` (and to announce changes on the bus).
+   */
+  readonly sources?: readonly Source[];
+  /** Stores to reconcile; by default, empty stores for the template set's watched resources. */
+  readonly stores?: StoreProvider;
+  /** @default a SingleReplicaElector: always the leader */
+  readonly elector?: Elector;
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+  /** Passed to the bus. @default 1000 */
+  readonly preStartBufferSize?: number;
+  readonly onDrop?: (info: DropInfo) => void;
+}
+
+export interface Readiness {
+  /** Every watcher has its initial list. */
+  readonly synchronized: boolean;
+  readonly leader: boolean;
+  readonly ready: boolean;
+}
+
+export class Engine {
+  readonly bus: EventBus<ControllerEvent>;
+  readonly stores: StoreProvider;
+  readonly reconciler: Reconciler;
+  readonly coordinator: Coordinator;
+  readonly pipeline: PipelineExecutor;
+  readonly elector: Elector;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Set when the engine has sources. */
+  readonly watchers: WatcherSet | undefined;
+  readonly #sources: readonly Source[];
+  /** The watched resources, as the template set declares them. */
+  readonly #definitions: TemplateSetSource['stores'];
+  readonly #leaderComponents: LeaderComponent[];
+  /** The pipeline the engine created, and so destroys in `close`. */
+  readonly #ownedPool: PoolPipeline | undefined;
+  #started = deferred<void>();
+  #running = false;
+  #ran = false;
+  #synchronized = false;
+  /** The current leadership term, while leading. */
+  #term: { readonly controller: AbortController; readonly done: Promise<unknown> } | undefined;
+
+  /** Creates the pipeline (a pool waits for its workers) and wires the components. */
+  static async create(options: EngineOptions): Promise<Engine> {
+    const logger = options.logger ?? defaultLogger();
+    const clock = options.clock ?? systemClock;
+    const choice = options.pipeline ?? 'pool';
+    let pipeline: PipelineExecutor;
+    let owned: PoolPipeline | undefined;
+    if (choice === 'pool') {
+      owned = await PoolPipeline.create({
+        templateSet: options.templateSet,
+        logger,
+        clock,
+        ...(options.threads === undefined ? {} : { threads: options.threads }),
+        ...(options.renderTimeoutMs === undefined ? {} : { renderTimeoutMs: options.renderTimeoutMs }),
+      });
+      pipeline = owned;
+    } else if (choice === 'inline') {
+      pipeline = new InlinePipeline({ templateSet: options.templateSet });
+    } else {
+      pipeline = choice;
+    }
+    return new Engine(options, pipeline, owned, logger, clock);
+  }
+
+  private constructor(options: EngineOptions, pipeline: PipelineExecutor, owned: PoolPipeline | undefined, logger: Logger, clock: Clock) {
+    this.logger = logger;
+    this.clock = clock;
+    this.pipeline = pipeline;
+    this.#ownedPool = owned;
+    this.elector = options.elector ?? new SingleReplicaElector();
+    this.stores = options.stores ?? new StoreProvider(options.templateSet.stores);
+    this.bus = new EventBus<ControllerEvent>({
+      logger,
+      ...(options.preStartBufferSize === undefined ? {} : { preStartBufferSize: options.preStartBufferSize }),
+      ...(options.onDrop === undefined ? {} : { onDrop: options.onDrop }),
+    });
+    this.reconciler = new Reconciler(this.bus, logger, clock);
+    this.coordinator = new Coordinator({ eventBus: this.bus, pipeline, storeProvider: this.stores, logger, clock });
+    this.#leaderComponents = [this.coordinator];
+    this.#sources = options.sources ?? [];
+    this.#definitions = options.templateSet.stores;
+    this.watchers =
+      this.#sources.length === 0
+        ? undefined
+        : new WatcherSet({ definitions: options.templateSet.stores, stores: this.stores, bus: this.bus, clock, logger });
+  }
+
+  /** The worker pool, when the engine created one (`pipeline: 'pool'`). */
+  get pool(): PoolPipeline | undefined {
+    return this.#ownedPool;
+  }
+
+  get isLeader(): boolean {
+    return this.#term !== undefined;
+  }
+
+  /** What `/readyz` reports: synchronized, and on the leader every leader component ready. */
+  readiness(): Readiness {
+    const leader = this.isLeader;
+    const componentsReady = this.#leaderComponents.every((c) => c.ready !== false);
+    return { synchronized: this.#synchronized, leader, ready: this.#synchronized && (!leader || componentsReady) };
+  }
+
+  /** Adds a leader-only component (render gate, deployer, output writer). Call before `start`. */
+  addLeaderComponent(component: LeaderComponent): void {
+    if (this.#running) throw new Error('leader components must be added before the engine starts');
+    this.#leaderComponents.push(component);
+  }
+
+  /**
+   * Runs the controller until `signal` aborts, then resolves once every component has stopped.
+   * Rejects when a source cannot work at all (after stopping everything else).
+   */
+  async start(signal: AbortSignal): Promise<void> {
+    // The Reconciler subscribes once, in its constructor, and unsubscribes when its run ends: an
+    // engine therefore runs once. Create a new one to run again.
+    if (this.#running || this.#ran) throw new Error(this.#running ? 'the engine is already running' : 'an engine runs once; create a new one');
+    this.#running = true;
+    this.#ran = true;
+    // Aborted by the caller, or by a source that failed for good.
+    const stop = new AbortController();
+    const onAbort = (): void => stop.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) stop.abort(signal.reason);
+    let fatal: unknown;
+    const running: Promise<unknown>[] = [];
+    try {
+      this.bus.start();
+      running.push(this.reconciler.start(stop.signal));
+      const watchers = this.watchers;
+      if (stop.signal.aborted) {
+        // Stopped before it began: nothing to list, nothing to announce.
+      } else if (watchers === undefined) {
+        this.bus.publish(newEvent('index.synchronized', { resourceCounts: this.stores.counts() }, undefined, this.clock));
+      } else {
+        for (const source of this.#sources) {
+          running.push(
+            source.run(this.#definitions, watchers, stop.signal).catch((error: unknown) => {
+              fatal ??= error;
+              this.logger.error({ err: error, source: source.kind }, 'source failed');
+              stop.abort(error);
+            }),
+          );
+        }
+        await Promise.race([watchers.whenSynchronized(), aborted(stop.signal)]);
+      }
+      if (!stop.signal.aborted) {
+        this.#synchronized = true;
+        running.push(
+          this.elector.run({ onBecameLeader: () => this.#becomeLeader(), onLostLeadership: (reason) => this.#loseLeadership(reason) }, stop.signal),
+        );
+        this.#started.resolve();
+      }
+      await Promise.all(running);
+      this.#loseLeadership('stopping');
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      this.watchers?.close();
+      this.#running = false;
+      this.#synchronized = false;
+      this.#started = deferred<void>();
+    }
+    if (fatal !== undefined) throw fatal;
+  }
+
+  /** Resolves once the running `start` has every initial list and has begun campaigning. */
+  whenStarted(): Promise<void> {
+    return this.#started.promise;
+  }
+
+  /** Destroys the pipeline if the engine created it. Call after `start` has resolved. */
+  async close(): Promise<void> {
+    await this.#ownedPool?.destroy();
+  }
+
+  #becomeLeader(): void {
+    if (this.#term !== undefined) return;
+    const controller = new AbortController();
+    // Buffer everything until every leader component has subscribed, so none misses the
+    // `became_leader` trigger or an event published meanwhile.
+    this.bus.pause();
+    this.bus.publish(newEvent('leader.became', { identity: this.elector.identity }, undefined, this.clock));
+    const components = [...this.#leaderComponents];
+    const done = Promise.allSettled(components.map((c) => c.start(controller.signal)));
+    this.#term = { controller, done };
+    this.logger.info({ identity: this.elector.identity }, 'became leader');
+    void Promise.race([Promise.all(components.map((c) => c.whenReady())), aborted(controller.signal)]).then(() => this.bus.start());
+  }
+
+  #loseLeadership(reason: string): void {
+    const term = this.#term;
+    if (term === undefined) return;
+    this.#term = undefined;
+    this.bus.publish(newEvent('leader.lost', { identity: this.elector.identity, reason }, undefined, this.clock));
+    this.logger.info({ identity: this.elector.identity, reason }, 'leadership lost');
+    term.controller.abort(new Error(`leadership lost: ${reason}`));
+  }
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}

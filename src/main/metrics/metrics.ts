@@ -1,0 +1,287 @@
+// ControllerMetrics: the controller's Prometheus metrics in a registry of their own (never
+// prom-client's global one, so several engines or tests in one process never clash), with
+// prom-client's default Node metrics. Recorded through methods (the metrics adapter feeds them
+// from bus events) or read at scrape time from small provider interfaces.
+// Every label value comes from a fixed set in this file: no host, namespace or message ever.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** The Reconciler table's reasons; any other reason is counted as `other`. */
+export const TRIGGER_REASONS = [
+  'resource_change',
+  'http_resource_change',
+  'index_synchronized',
+  'http_resource_accepted',
+  'drift_prevention',
+  'became_leader',
+  'other',
+] as const;
+export type TriggerReasonLabel = (typeof TRIGGER_REASONS)[number];
+
+export type Outcome = 'success' | 'failure';
+export type DeploymentKind = 'runtime' | 'reload' | 'skipped';
+export type RenderGateVerdict = 'ok' | 'refused' | 'unknown';
+
+const OUTCOMES: readonly Outcome[] = ['success', 'failure'];
+const DEPLOYMENT_KINDS: readonly DeploymentKind[] = ['runtime', 'reload', 'skipped'];
+const VERDICTS: readonly RenderGateVerdict[] = ['ok', 'refused', 'unknown'];
+const KNOWN_REASONS: ReadonlySet<string> = new Set(TRIGGER_REASONS);
+
+/** Durations of work that takes milliseconds to tens of seconds. */
+const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** From an endpoint change in the cluster to HAProxy serving it: 1 ms to 10 s. */
+const ENDPOINT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** The bus's drop counters (an EventBus). */
+export interface BusCounters {
+  readonly droppedCritical: number;
+  readonly droppedLossy: number;
+}
+
+/** The Coordinator's counters. */
+export interface CoalescingStats {
+  readonly stats: { readonly coalesced: number };
+}
+
+/** Object counts per store (a StoreProvider); store names come from the template set. */
+export interface ObjectCounts {
+  counts(): Readonly<Record<string, number>>;
+}
+
+/** The worker pool's load (a PoolPipeline: piscina's `queueSize` and `utilization`). */
+export interface PoolLoad {
+  readonly queueSize: number;
+  readonly utilization: number;
+}
+
+/** Problems the sources recovered from (a WatcherSet). */
+export interface ProblemCount {
+  readonly problems: number;
+}
+
+export interface ControllerMetricsOptions {
+  readonly bus?: BusCounters;
+  readonly coordinator?: CoalescingStats;
+  readonly stores?: ObjectCounts;
+  /** Without a pool (an inline pipeline) both pool gauges read 0. */
+  readonly pool?: PoolLoad;
+  /** Read at scrape time; overrides what `setLeader` recorded. */
+  readonly isLeader?: () => boolean;
+  readonly sourceProblems?: ProblemCount;
+  /**
+   * Registers prom-client's default Node metrics (CPU, memory, GC, event-loop lag).
+   * @default true
+   */
+  readonly defaultMetrics?: boolean;
+}
+
+export class ControllerMetrics {
+  readonly registry = new Registry();
+  readonly #reconciliations: Counter<'outcome'>;
+  readonly #reconciliationSeconds: Histogram;
+  readonly #queueSeconds: Histogram;
+  readonly #triggers: Counter<'reason'>;
+  readonly #leader: Gauge;
+  readonly #deployments: Counter<'kind' | 'outcome'>;
+  readonly #deploymentSeconds: Histogram<'kind'>;
+  readonly #verdicts: Counter<'verdict'>;
+  readonly #haproxyRestarts: Counter;
+  readonly #endpointSeconds: Histogram;
+  readonly #httpRejections: Counter;
+
+  constructor(options: ControllerMetricsOptions = {}) {
+    const registers = [this.registry];
+    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+
+    this.#reconciliations = new Counter({
+      name: 'haptic_reconciliations_total',
+      help: 'Reconciliations completed, by outcome.',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.#reconciliationSeconds = new Histogram({
+      name: 'haptic_reconciliation_duration_seconds',
+      help: 'Time from a reconciliation start to its completion (render, validation, auxiliary checks).',
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    this.#queueSeconds = new Histogram({
+      name: 'haptic_reconciliation_queue_seconds',
+      help: 'Time a trigger waited in the Coordinator mailbox before its reconciliation started.',
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    this.#triggers = new Counter({
+      name: 'haptic_triggers_total',
+      help: 'Reconciliation triggers, by reason.',
+      labelNames: ['reason'],
+      registers,
+    });
+    const coordinator = options.coordinator;
+    new Counter({
+      name: 'haptic_triggers_coalesced_total',
+      help: 'Triggers merged into, or absorbed by, a trigger already queued.',
+      registers,
+      collect() {
+        setCounter(this, coordinator?.stats.coalesced ?? 0);
+      },
+    });
+    const bus = options.bus;
+    new Counter({
+      name: 'haptic_bus_dropped_events_total',
+      help: 'Events the bus dropped for a full subscriber: critical (a component missed it) or lossy (an observer did).',
+      labelNames: ['kind'],
+      registers,
+      collect() {
+        this.reset();
+        this.inc({ kind: 'critical' }, bus?.droppedCritical ?? 0);
+        this.inc({ kind: 'lossy' }, bus?.droppedLossy ?? 0);
+      },
+    });
+    const isLeader = options.isLeader;
+    this.#leader = new Gauge({
+      name: 'haptic_leader',
+      help: '1 while this replica leads, else 0.',
+      registers,
+      collect() {
+        if (isLeader !== undefined) this.set(isLeader() ? 1 : 0);
+      },
+    });
+    const stores = options.stores;
+    new Gauge({
+      name: 'haptic_resource_objects',
+      help: 'Objects held per watched resource (store names come from the template set).',
+      labelNames: ['resource'],
+      registers,
+      collect() {
+        if (stores === undefined) return;
+        this.reset();
+        for (const [resource, count] of Object.entries(stores.counts())) this.set({ resource }, count);
+      },
+    });
+    const pool = options.pool;
+    new Gauge({
+      name: 'haptic_pool_queue_size',
+      help: 'Render tasks waiting for a worker thread.',
+      registers,
+      collect() {
+        this.set(pool?.queueSize ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'haptic_pool_utilization',
+      help: 'Share of the worker pool capacity in use (0 to 1), as piscina measures it.',
+      registers,
+      collect() {
+        this.set(pool?.utilization ?? 0);
+      },
+    });
+    this.#deployments = new Counter({
+      name: 'haptic_deployments_total',
+      help: 'Deployments to HAProxy, by kind (runtime API, reload, skipped) and outcome.',
+      labelNames: ['kind', 'outcome'],
+      registers,
+    });
+    this.#deploymentSeconds = new Histogram({
+      name: 'haptic_deployment_duration_seconds',
+      help: 'Time a deployment took, by kind.',
+      labelNames: ['kind'],
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    this.#verdicts = new Counter({
+      name: 'haptic_rendergate_verdicts_total',
+      help: "Render gate verdicts (haproxy -c): ok, refused, or unknown when the check could not run.",
+      labelNames: ['verdict'],
+      registers,
+    });
+    this.#haproxyRestarts = new Counter({
+      name: 'haptic_haproxy_restarts_total',
+      help: 'Times the supervisor restarted HAProxy after it exited.',
+      registers,
+    });
+    this.#endpointSeconds = new Histogram({
+      name: 'haptic_endpoint_change_to_applied_seconds',
+      help: 'Time from an endpoint change in the cluster to HAProxy applying it.',
+      buckets: ENDPOINT_BUCKETS,
+      registers,
+    });
+    this.#httpRejections = new Counter({
+      name: 'haptic_http_resource_rejections_total',
+      help: 'HTTP resources refused because their new content did not validate.',
+      registers,
+    });
+    const sourceProblems = options.sourceProblems;
+    new Counter({
+      name: 'haptic_source_problems_total',
+      help: 'Problems sources recovered from (unparsable manifests, restarted watches).',
+      registers,
+      collect() {
+        setCounter(this, sourceProblems?.problems ?? 0);
+      },
+    });
+
+    // Every series of a fixed label set exists from the start, so rates work from the first scrape.
+    for (const outcome of OUTCOMES) this.#reconciliations.inc({ outcome }, 0);
+    for (const reason of TRIGGER_REASONS) this.#triggers.inc({ reason }, 0);
+    for (const kind of DEPLOYMENT_KINDS) for (const outcome of OUTCOMES) this.#deployments.inc({ kind, outcome }, 0);
+    for (const verdict of VERDICTS) this.#verdicts.inc({ verdict }, 0);
+    this.#leader.set(0);
+  }
+
+  /** The Content-Type of `metrics()`'s text. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The exposition text of every metric (collect callbacks run now). */
+  metrics(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** Counts a trigger; a reason outside the Reconciler table counts as `other`. */
+  countTrigger(reason: string): void {
+    this.#triggers.inc({ reason: KNOWN_REASONS.has(reason) ? reason : 'other' });
+  }
+
+  observeQueueTime(seconds: number): void {
+    this.#queueSeconds.observe(Math.max(0, seconds));
+  }
+
+  observeReconciliation(outcome: Outcome, durationMs: number): void {
+    this.#reconciliations.inc({ outcome });
+    this.#reconciliationSeconds.observe(Math.max(0, durationMs) / 1000);
+  }
+
+  setLeader(leader: boolean): void {
+    this.#leader.set(leader ? 1 : 0);
+  }
+
+  observeDeployment(kind: DeploymentKind, outcome: Outcome, durationMs: number): void {
+    this.#deployments.inc({ kind, outcome });
+    this.#deploymentSeconds.observe({ kind }, Math.max(0, durationMs) / 1000);
+  }
+
+  countRenderGateVerdict(verdict: RenderGateVerdict): void {
+    this.#verdicts.inc({ verdict });
+  }
+
+  /** Called by the HAProxy supervisor each time it restarts HAProxy. */
+  countHaproxyRestart(): void {
+    this.#haproxyRestarts.inc();
+  }
+
+  /** Called by the deployer once HAProxy applies an endpoint change. */
+  observeEndpointChangeToApplied(seconds: number): void {
+    this.#endpointSeconds.observe(Math.max(0, seconds));
+  }
+
+  countHttpResourceRejection(): void {
+    this.#httpRejections.inc();
+  }
+}
+
+/** Sets an unlabelled counter to a total kept elsewhere (read at scrape time). */
+function setCounter(counter: Counter, total: number): void {
+  counter.reset();
+  counter.inc(Math.max(0, total));
+}

@@ -1,0 +1,175 @@
+// OutputDirectory: writes renders into an output directory in the layout their config names
+// (haproxy.cfg, maps/, files/, certs/), safely: every file goes to a fresh temp file (created
+// exclusively, so an existing symlink is never followed) and is renamed into place, auxiliary
+// files first and the config last, so HAProxy never reads a config whose files are missing.
+// Stale files are removed from a record of what this writer wrote, never matched by name; keys
+// and certificates are written 0600. Unchanged files (by digest) are not rewritten.
+import { createHash, randomBytes } from 'node:crypto';
+import { lstat, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { AuxiliaryFiles } from '../../worker/protocol.js';
+
+/** The files of one output directory, as the config refers to them. */
+export interface OutputPaths {
+  readonly configFile: string;
+  readonly mapsDir: string;
+  readonly filesDir: string;
+  readonly certsDir: string;
+}
+
+export function outputPathsIn(root: string): OutputPaths {
+  return { configFile: join(root, 'haproxy.cfg'), mapsDir: join(root, 'maps'), filesDir: join(root, 'files'), certsDir: join(root, 'certs') };
+}
+
+export interface WriteSummary {
+  readonly written: number;
+  readonly unchanged: number;
+  readonly removed: number;
+}
+
+/** The record of what was written: path relative to the root → sha256 of its text. */
+type OutputRecord = Record<string, string>;
+
+const RECORD_FILE = '.haptic-output.json';
+/** A file name HAProxy can be pointed at: no directories, no hidden files, nothing to escape. */
+const SAFE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,254}$/;
+const KINDS = [
+  { kind: 'maps', dir: 'maps', mode: 0o644 },
+  { kind: 'files', dir: 'files', mode: 0o644 },
+  { kind: 'certificates', dir: 'certs', mode: 0o600 },
+] as const;
+
+export class OutputDirectory {
+  readonly root: string;
+  readonly paths: OutputPaths;
+  /** What the last write left in place; loaded from disk on first use. */
+  #record: OutputRecord | undefined;
+  /** Serialises writes: two renders never interleave their renames. */
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(root: string) {
+    this.root = root;
+    this.paths = outputPathsIn(root);
+  }
+
+  /** Writes a render (see the header). Rejects, leaving every earlier file in place, on I/O errors. */
+  write(haproxyConfig: string, aux: AuxiliaryFiles): Promise<WriteSummary> {
+    const run = this.#queue.then(() => this.#write(haproxyConfig, aux));
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async #write(haproxyConfig: string, aux: AuxiliaryFiles): Promise<WriteSummary> {
+    await realDirectory(this.root, true);
+    const previous = this.#record ?? (await this.#loadRecord());
+    const next: OutputRecord = {};
+    let written = 0;
+    let unchanged = 0;
+    for (const { kind, dir, mode } of KINDS) {
+      const files = aux[kind];
+      const names = Object.keys(files);
+      if (names.length > 0) await realDirectory(join(this.root, dir), false);
+      for (const name of names) {
+        if (!SAFE_NAME.test(name)) throw new Error(`refusing to write ${dir}/${JSON.stringify(name)}: not a plain file name`);
+        const relativePath = `${dir}/${name}`;
+        const text = files[name] as string;
+        const digest = sha256(text);
+        next[relativePath] = digest;
+        if (previous[relativePath] === digest && (await isRegularFile(join(this.root, relativePath)))) {
+          unchanged++;
+          continue;
+        }
+        await writeAtomically(join(this.root, dir), name, text, mode);
+        written++;
+      }
+    }
+    const configDigest = sha256(haproxyConfig);
+    next['haproxy.cfg'] = configDigest;
+    if (previous['haproxy.cfg'] === configDigest && (await isRegularFile(this.paths.configFile))) unchanged++;
+    else {
+      await writeAtomically(this.root, 'haproxy.cfg', haproxyConfig, 0o644);
+      written++;
+    }
+    // Only now, with the new config in place, may files the old one used go.
+    let removed = 0;
+    for (const relativePath of Object.keys(previous)) {
+      if (Object.hasOwn(next, relativePath)) continue;
+      try {
+        await unlink(join(this.root, relativePath));
+        removed++;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+    }
+    await writeAtomically(this.root, RECORD_FILE, `${JSON.stringify(next)}\n`, 0o644);
+    this.#record = next;
+    return { written, unchanged, removed };
+  }
+
+  async #loadRecord(): Promise<OutputRecord> {
+    try {
+      const parsed: unknown = JSON.parse(await readFile(join(this.root, RECORD_FILE), 'utf8'));
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return {};
+      const record: OutputRecord = {};
+      for (const [path, digest] of Object.entries(parsed)) {
+        // Only paths this writer could have written: a tampered record cannot name ../ or a symlink target.
+        const [dir, name, extra] = path.split('/');
+        const safe = path === 'haproxy.cfg' || (extra === undefined && name !== undefined && SAFE_NAME.test(name) && KINDS.some((k) => k.dir === dir));
+        if (safe && typeof digest === 'string') record[path] = digest;
+      }
+      return record;
+    } catch {
+      return {};
+    }
+  }
+}
+
+/** Makes `path` a real directory: a symlink (or a file) in its place is removed, never followed. */
+async function realDirectory(path: string, isRoot: boolean): Promise<void> {
+  let stats;
+  try {
+    stats = await lstat(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    await mkdir(path, { recursive: isRoot, mode: 0o755 });
+    return;
+  }
+  // The root itself is the operator's choice, symlink or not; directories inside it are ours.
+  if (stats.isDirectory() || (isRoot && stats.isSymbolicLink())) return;
+  await unlink(path);
+  await mkdir(path, { mode: 0o755 });
+}
+
+async function isRegularFile(path: string): Promise<boolean> {
+  try {
+    return (await lstat(path)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Temp file (exclusive create: never through a symlink), flushed, then renamed over `name`. */
+async function writeAtomically(dir: string, name: string, text: string, mode: number): Promise<void> {
+  const temp = join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
+  const handle = await open(temp, 'wx', mode);
+  let complete = false;
+  try {
+    await handle.writeFile(text);
+    await handle.chmod(mode);
+    await handle.sync();
+    complete = true;
+  } finally {
+    await handle.close();
+    if (!complete) await unlink(temp).catch(() => undefined);
+  }
+  try {
+    await rename(temp, join(dir, name));
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}

@@ -1,0 +1,75 @@
+// OutputReuse: the outputs this pool handed out, so a task can name them instead of carrying them.
+// A worker leaves out of its result every file equal to the one in the last output the main
+// thread received from it (one output per worker is held here), since copying a 4 MiB config
+// back costs the main thread milliseconds; the files are put back here before anyone sees it.
+import type { AuxiliaryFiles, RenderBaseline, RenderSuccess, ReusedFiles } from '../../../worker/protocol.js';
+import { PipelineError } from '../../core/errors.js';
+
+interface ReceivedOutput {
+  readonly renderId: string;
+  readonly output: { readonly haproxyConfig: string; readonly auxiliaryFiles: AuxiliaryFiles };
+}
+
+export class OutputReuse {
+  /** Render IDs of this pool's outputs, by the identity of their auxiliary files object. */
+  readonly #outputIds = new WeakMap<object, string>();
+  /** The last output received from each worker, by thread ID. */
+  readonly #received = new Map<number, ReceivedOutput>();
+  #filesReused = 0;
+
+  /** Files (the config included) workers left out of results because the pool held them already. */
+  get filesReused(): number {
+    return this.#filesReused;
+  }
+
+  /** The render ID of `baseline` when it is an output of this pool, so a task can name it. */
+  idOf(baseline: RenderBaseline): string | undefined {
+    return this.#outputIds.get(baseline.auxiliaryFiles);
+  }
+
+  /** By worker thread ID, the render ID of the output held for it (a task's `receivedOutputs`). */
+  receivedOutputs(): Record<number, string> {
+    return Object.fromEntries([...this.#received].map(([threadId, { renderId }]) => [threadId, renderId]));
+  }
+
+  /**
+   * The complete output of a worker's result: the files it left out are put back. It becomes the
+   * output held for that worker. Throws when the worker reused an output the pool does not hold.
+   */
+  accept(result: RenderSuccess, renderId: string): RenderSuccess {
+    const full = this.#restore(result);
+    this.#outputIds.set(full.auxiliaryFiles, renderId);
+    if (full.threadId !== undefined) {
+      this.#received.set(full.threadId, { renderId, output: { haproxyConfig: full.haproxyConfig, auxiliaryFiles: full.auxiliaryFiles } });
+    }
+    return full;
+  }
+
+  /** Drops the output held for a worker that exited: its replacement holds none. */
+  forget(threadId: number): void {
+    this.#received.delete(threadId);
+  }
+
+  /** Puts back the files a worker left out because this thread already held them. */
+  #restore(result: RenderSuccess): RenderSuccess {
+    const reused = result.reused;
+    if (reused === undefined) return result;
+    const held = result.threadId === undefined ? undefined : this.#received.get(result.threadId);
+    if (held === undefined || held.renderId !== reused.from) {
+      throw new PipelineError('render', `worker ${String(result.threadId)} left out files of output ${reused.from}, which the pool does not hold`, undefined, 'WORKER_FAILED');
+    }
+    const aux = { maps: { ...result.auxiliaryFiles.maps }, files: { ...result.auxiliaryFiles.files }, certificates: { ...result.auxiliaryFiles.certificates } };
+    for (const id of reused.files) {
+      const cut = id.indexOf('/');
+      const kind = id.slice(0, cut) as keyof AuxiliaryFiles;
+      const name = id.slice(cut + 1);
+      const text = held.output.auxiliaryFiles[kind]?.[name];
+      if (text === undefined) throw new PipelineError('render', `worker ${String(result.threadId)} reused ${id}, which output ${reused.from} does not have`, undefined, 'WORKER_FAILED');
+      aux[kind][name] = text;
+    }
+    this.#filesReused += reused.files.length + (reused.config ? 1 : 0);
+    const restored: RenderSuccess & { reused?: ReusedFiles } = { ...result, haproxyConfig: reused.config ? held.output.haproxyConfig : result.haproxyConfig, auxiliaryFiles: aux };
+    delete restored.reused;
+    return restored;
+  }
+}

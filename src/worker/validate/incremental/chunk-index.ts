@@ -1,0 +1,81 @@
+// The chunk texts IncrementalValidator has seen, as records of what each phase recorded for
+// them, filed by their first line. A record holds its own copy of the text (detachString), so
+// the cache never pins the configuration the chunk was first seen in.
+import type { UsageOp } from '../auxiliary/usage-scanner.js';
+import type { StructureOp } from '../structure/ops.js';
+
+/** What the phases recorded for one chunk text; each part is computed on first use. */
+export interface ChunkRecord {
+  readonly text: string;
+  /** The first line of `text`, without its newline: the key of the ChunkIndex. */
+  readonly head: string;
+  /** Lines in `text`. */
+  readonly lines: number;
+  structure: readonly StructureOp[] | undefined;
+  usage: readonly UsageOp[] | undefined;
+  /** The rendered directories `usage` was scanned for (the scan depends on them). */
+  usageKey: string | undefined;
+  /** Position in the latest layout: the chunk after it is expected next. -1 for a new chunk. */
+  slot: number;
+  /** The layout generation that last used the chunk. */
+  seen: number;
+}
+
+/** The record of a chunk text not seen before; its ops are computed on first use. */
+export function newChunk(slice: string): ChunkRecord {
+  const text = detachString(slice);
+  let lines = 0;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lines++;
+  if (text.length > 0 && text.charCodeAt(text.length - 1) !== 10) lines++;
+  const newline = text.indexOf('\n');
+  const head = newline < 0 ? text : text.slice(0, newline);
+  return { text, head, lines, structure: undefined, usage: undefined, usageKey: undefined, slot: -1, seen: 0 };
+}
+
+/**
+ * The chunks of the latest layout, found by content. Hashing whole chunk texts would cost a pass
+ * over the configuration, so they are filed by their first line (a section header: short and
+ * nearly always distinctive), then compared whole.
+ */
+export class ChunkIndex {
+  readonly #byHead = new Map<string, ChunkRecord[]>();
+  #size = 0;
+
+  get size(): number {
+    return this.#size;
+  }
+
+  find(head: string, text: string): ChunkRecord | undefined {
+    const bucket = this.#byHead.get(head);
+    if (bucket === undefined) return undefined;
+    for (const record of bucket) if (record.text === text) return record;
+    return undefined;
+  }
+
+  add(record: ChunkRecord): void {
+    const bucket = this.#byHead.get(record.head);
+    if (bucket === undefined) this.#byHead.set(record.head, [record]);
+    else bucket.push(record);
+    this.#size++;
+  }
+
+  remove(record: ChunkRecord): void {
+    const bucket = this.#byHead.get(record.head);
+    const at = bucket === undefined ? -1 : bucket.indexOf(record);
+    if (bucket === undefined || at < 0) return;
+    bucket.splice(at, 1);
+    if (bucket.length === 0) this.#byHead.delete(record.head);
+    this.#size--;
+  }
+}
+
+/**
+ * A copy of `s` that does not keep alive the string it was sliced from. V8 represents a slice of
+ * a long string as a view into it: a cached chunk text (and every name parsed from it) would
+ * otherwise pin the whole configuration it was first seen in, for as long as the chunk stays
+ * unchanged. Concatenation makes a rope, which slice() first flattens into a string of the
+ * chunk's own size.
+ */
+function detachString(s: string): string {
+  return (' ' + s).slice(1);
+}
