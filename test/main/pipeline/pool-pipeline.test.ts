@@ -161,6 +161,11 @@ describe('PoolPipeline failures', () => {
     await expect(PoolPipeline.create({ templateSet: unknown, logger: silentLogger() })).rejects.toThrow(/noSuchHelper/);
   });
 
+  it('refuses a worker module that is neither a path nor a file URL with a TypeError that shows it', async () => {
+    const worker = { filename: 42 as unknown as string };
+    await expect(PoolPipeline.create({ templateSet: set, logger: silentLogger(), worker })).rejects.toThrow(new TypeError('worker.filename must be an absolute path or a file URL, got 42'));
+  });
+
   it('fails a worker crash mid-render with phase render, then renders on a fresh fully synced worker', async () => {
     const faults = new FaultSwitch();
     const crashPool = await PoolPipeline.create({ templateSet: set, threads: 1, logger: silentLogger(), worker: faults.worker });

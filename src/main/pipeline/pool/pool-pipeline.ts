@@ -104,7 +104,7 @@ export class PoolPipeline implements PipelineExecutor {
    * caches (recent outputs, compiled fragments) warm; the others are synced for fail-over.
    */
   #preferredThread: number | undefined;
-  #stats = { executions: 0, staleRetries: 0, lastDispatchMs: 0 };
+  readonly #stats = { executions: 0, staleRetries: 0, lastDispatchMs: 0 };
 
   /** Validates the template set on the main thread, then starts the pool and waits for its workers. */
   static async create(options: PoolPipelineOptions): Promise<PoolPipeline> {

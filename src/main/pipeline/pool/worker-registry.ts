@@ -46,8 +46,6 @@ export class WorkerRegistry {
   constructor(pool: EventEmitter, options: WorkerRegistryOptions) {
     this.#options = options;
     pool.on('message', (message: unknown) => this.#onWorkerMessage(message));
-    // A control port closes when its thread exits, however it exits: that retires the handle.
-    // (piscina's 'workerDestroy' reports threadId -1 for a thread that already exited.)
     pool.on('error', (error: unknown) => {
       this.#startupError ??= error instanceof Error ? error : new Error(String(error));
       options.logger.error({ err: error }, 'worker pool error');
@@ -117,6 +115,8 @@ export class WorkerRegistry {
     const previous = this.#workers.get(message.threadId);
     if (previous !== undefined) release(previous);
     const remote = wrapPort<WorkerControl>(message.port);
+    // A control port closes when its thread exits, however it exits: that retires the handle.
+    // (piscina's 'workerDestroy' reports threadId -1 for a thread that already exited.)
     const closed = new Promise<void>((resolve) =>
       message.port.once('close', () => {
         resolve();
