@@ -13,6 +13,12 @@ let dir: string;
 let manifests: string;
 let out: string;
 let controller: CliProcess;
+let metrics: string;
+
+const get = async (path: string): Promise<{ status: number; body: string }> => {
+  const response = await fetch(`http://${metrics}${path}`);
+  return { status: response.status, body: await response.text() };
+};
 
 const hostMap = (): Promise<string> => readFile(join(out, 'maps', 'host-prefix.map'), 'utf8');
 const config = (): Promise<string> => readFile(join(out, 'haproxy.cfg'), 'utf8');
@@ -42,7 +48,8 @@ beforeAll(async () => {
   manifests = join(dir, 'manifests');
   out = join(dir, 'out');
   await cp(EXAMPLES_DIR, manifests, { recursive: true });
-  controller = startCli(['run', '--manifests', manifests, '--out', out, '--metrics-addr', 'off', '--threads', '1']);
+  controller = startCli(['run', '--manifests', manifests, '--out', out, '--metrics-addr', '127.0.0.1:0', '--threads', '1']);
+  metrics = await eventually(() => /"metrics":"(127\.0\.0\.1:\d+)"/.exec(controller.output())?.[1], 'the metrics address in the log', 60_000);
   await eventually(async () => (await config()).includes('frontend http'), 'the first config in --out', 60_000);
 }, 90_000);
 
@@ -55,6 +62,17 @@ describe('run --manifests', () => {
   it('writes the config and its auxiliary files for the manifests it found', async () => {
     expect(await config()).toMatch(/frontend http/);
     expect(await hostMap()).toMatch(/^shop\.example\.com\/ /m);
+  });
+
+  it('serves /healthz, a ready /readyz once the first config is written, and Prometheus metrics', async () => {
+    expect(await get('/healthz')).toMatchObject({ status: 200 });
+    await eventually(async () => (await get('/readyz')).status === 200, '/readyz 200');
+    const { status, body } = await get('/metrics');
+    expect(status).toBe(200);
+    for (const name of ['haptic_reconciliations_total', 'haptic_leader 1', 'haptic_resource_objects{resource="ingresses"} 4', 'nodejs_eventloop_lag_seconds']) {
+      expect(body).toContain(name);
+    }
+    expect(body).toMatch(/haptic_reconciliations_total\{outcome="success"\} [1-9]/);
   });
 
   it('follows an added file into --out', async () => {

@@ -52,6 +52,11 @@ export class MetricsAdapter {
     return this.#pending.size;
   }
 
+  /** Events buffered and not yet recorded. */
+  get depth(): number {
+    return this.#subscription.depth;
+  }
+
   /** Records events until `signal` aborts, then unsubscribes. */
   async start(signal: AbortSignal): Promise<void> {
     try {
