@@ -134,8 +134,10 @@ async function realDirectory(path: string, isRoot: boolean): Promise<void> {
     await mkdir(path, { recursive: isRoot, mode: 0o755 });
     return;
   }
-  // The root itself is the operator's choice, symlink or not; directories inside it are ours.
+  // The root itself is the operator's choice, symlink or not, and never removed; directories
+  // inside it are ours.
   if (stats.isDirectory() || (isRoot && stats.isSymbolicLink())) return;
+  if (isRoot) throw new Error(`output directory ${path} exists and is not a directory`);
   await unlink(path);
   await mkdir(path, { mode: 0o755 });
 }
