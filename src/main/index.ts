@@ -20,7 +20,7 @@ export {
   type RenderBaseline,
   type RenderTimings,
 } from './pipeline/pipeline.js';
-export { PoolPipeline, type PoolPipelineOptions, type PoolPipelineStats } from './pipeline/pool/pool-pipeline.js';
+export { PoolPipeline, type PoolPipelineOptions, type PoolPipelineStats, type PoolWorkerModule } from './pipeline/pool/pool-pipeline.js';
 export { InlinePipeline, type InlinePipelineOptions } from './pipeline/inline-pipeline.js';
 export { StoreProvider, Store, type ChangesSince, type StoreProviderOptions } from './stores/store-provider.js';
 export { IndexedStore, objectKey, compareKeys } from '../worker/store/indexed-store.js';

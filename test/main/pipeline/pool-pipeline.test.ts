@@ -136,6 +136,20 @@ describe('PoolPipeline', () => {
     expect(pool.stats.filesReused).toBeGreaterThan(reusedBefore);
   });
 
+  it('reports an empty queue and zero utilization before its first render, and a utilization between 0 and 1 after it', async () => {
+    const fresh = await PoolPipeline.create({ templateSet: set, threads: 1, logger: silentLogger() });
+    try {
+      expect(fresh.queueSize).toBe(0);
+      expect(fresh.utilization).toBe(0);
+      await fresh.execute(never, await exampleStores(), 'reconcile');
+      expect(fresh.queueSize).toBe(0);
+      expect(fresh.utilization).toBeGreaterThan(0);
+      expect(fresh.utilization).toBeLessThanOrEqual(1);
+    } finally {
+      await fresh.destroy();
+    }
+  });
+
   it('returns as soon as the caller aborts without killing the worker or its replica', async () => {
     const stores = await exampleStores();
     await pool.execute(never, stores, 'reconcile');

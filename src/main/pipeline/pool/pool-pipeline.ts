@@ -2,15 +2,16 @@
 // worker threads, each holding a versioned replica of the stores. Per execute each worker is sent
 // only the changes since its version (replica-sync.ts), then a task names the store version to
 // render, so the cost grows with the number of changed objects, never with the size of the stores.
+// Each execute renders on an idle worker it leases (worker-leases.ts), the sticky one while idle.
 // A crashed, timed-out or out-of-memory worker is replaced by piscina; the replacement announces
 // itself (worker-registry.ts), and the next execute gives it a full sync.
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import type { ResourceLimits } from 'node:worker_threads';
-import { Piscina } from 'piscina';
+import { Piscina, queueOptionsSymbol } from 'piscina';
 import type { Logger } from 'pino';
 import type { RenderTask, RenderTaskResult, TemplateSetSource } from '../../../worker/protocol.js';
-import { raceAbort } from '../../core/async.js';
+import { abortError, raceAbort } from '../../core/async.js';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { PipelineError } from '../../core/errors.js';
 import { defaultLogger } from '../../core/logger.js';
@@ -19,6 +20,7 @@ import type { StoreProvider } from '../../stores/store-provider.js';
 import { assertTemplateSetRenders } from '../../template-set/template-check.js';
 import { OutputReuse } from './output-reuse.js';
 import { ReplicaSyncer, type Timed } from './replica-sync.js';
+import { WorkerLeases, type Lease } from './worker-leases.js';
 import { WorkerRegistry } from './worker-registry.js';
 
 /** The module each worker thread of the pool loads. */
@@ -49,7 +51,11 @@ export interface PoolPipelineOptions {
   readonly threads?: number;
   /** A render running longer fails with phase `render`, and its worker is replaced. @default 30000 */
   readonly renderTimeoutMs?: number;
-  /** How long `create` waits for the workers to come up. @default 30000 */
+  /**
+   * How long `create` waits for the workers to come up. An execute finding every worker busy waits
+   * for a free one up to `renderTimeoutMs` plus this, then fails with code POOL_UNAVAILABLE.
+   * @default 30000
+   */
   readonly startTimeoutMs?: number;
   readonly logger?: Logger;
   /** Render timeouts and the start-up deadline. @default systemClock */
@@ -87,21 +93,26 @@ const DEFAULT_RESOURCE_LIMITS: ResourceLimits = Object.freeze({ maxOldGeneration
 
 const MAX_STALE_RETRIES = 3;
 
+/** A task pinned to its execute's lease. Structured clone drops symbol keys: the pin stays here. */
+type PinnedTask = RenderTask & { readonly [queueOptionsSymbol]: Lease };
+
 export class PoolPipeline implements PipelineExecutor {
-  readonly #pool: Piscina<RenderTask, RenderTaskResult>;
+  readonly #pool: Piscina<PinnedTask, RenderTaskResult>;
   readonly #set: TemplateSetSource;
   readonly #timeoutMs: number;
+  readonly #startTimeoutMs: number;
   readonly #logger: Logger;
   readonly #threads: number;
   readonly #clock: Clock;
   readonly #registry: WorkerRegistry;
   readonly #replicas: ReplicaSyncer;
+  readonly #leases: WorkerLeases;
   readonly #outputs = new OutputReuse();
   #destroyed = false;
   #inFlight = 0;
   /**
-   * The worker reconcile renders go to while it is idle. Sticking to one worker keeps its
-   * caches (recent outputs, compiled fragments) warm; the others are synced for fail-over.
+   * The worker an execute leases while it is idle. Sticking to one worker keeps its caches
+   * (recent outputs, compiled fragments) warm; the others are synced for fail-over.
    */
   #preferredThread: number | undefined;
   readonly #stats = { executions: 0, staleRetries: 0, lastDispatchMs: 0 };
@@ -113,7 +124,7 @@ export class PoolPipeline implements PipelineExecutor {
     assertTemplateSetRenders(options.templateSet);
     const pipeline = new PoolPipeline(options);
     try {
-      await pipeline.#registry.awaitStart(pipeline.#threads, options.startTimeoutMs ?? 30_000);
+      await pipeline.#registry.awaitStart(pipeline.#threads, pipeline.#startTimeoutMs);
     } catch (error) {
       await pipeline.destroy();
       throw error;
@@ -124,12 +135,13 @@ export class PoolPipeline implements PipelineExecutor {
   private constructor(options: PoolPipelineOptions) {
     this.#set = options.templateSet;
     this.#timeoutMs = options.renderTimeoutMs ?? 30_000;
+    this.#startTimeoutMs = options.startTimeoutMs ?? 30_000;
     this.#clock = options.clock ?? systemClock;
     this.#logger = (options.logger ?? defaultLogger()).child({ component: 'pool-pipeline' });
     this.#threads = options.threads ?? Math.max(1, Math.min(2, availableParallelism()));
     if (!Number.isInteger(this.#threads) || this.#threads < 1) throw new TypeError(`threads must be a positive integer, got ${String(options.threads)}`);
     const worker = workerModule(options.worker);
-    this.#pool = new Piscina<RenderTask, RenderTaskResult>({
+    this.#pool = new Piscina<PinnedTask, RenderTaskResult>({
       ...worker,
       resourceLimits: { ...DEFAULT_RESOURCE_LIMITS, ...options.resourceLimits },
       minThreads: this.#threads,
@@ -139,17 +151,20 @@ export class PoolPipeline implements PipelineExecutor {
       // comlink messages go unanswered and its log lines are never flushed.
       atomics: 'disabled',
       concurrentTasksPerWorker: 1,
-      loadBalancer: (_task, workers) => {
-        const idle = workers.filter((w) => w.currentUsage === 0 && !w.terminating && !w.destroyed);
-        return idle.find((w) => w.id === this.#preferredThread) ?? idle[0] ?? null;
-      },
+      loadBalancer: (task, workers) => this.#leases.pick(task, workers),
     });
     this.#replicas = new ReplicaSyncer(this.#set);
+    this.#leases = new WorkerLeases({
+      clock: this.#clock,
+      available: () => [...this.#registry.handles()].map((w) => w.threadId).filter((id) => this.#isRunning(id)),
+      running: (threadId) => this.#isRunning(threadId),
+    });
     this.#registry = new WorkerRegistry(this.#pool, {
       logger: this.#logger,
       clock: this.#clock,
       onArrived: (threadId) => {
         this.#preferredThread ??= threadId;
+        this.#leases.changed();
       },
       onRetired: (threadId) => {
         this.#outputs.forget(threadId);
@@ -176,6 +191,23 @@ export class PoolPipeline implements PipelineExecutor {
     return this.#inFlight;
   }
 
+  /**
+   * Renders waiting for a worker: executes waiting for a free one, plus piscina's `queueSize`
+   * (tasks whose worker exited before they reached it). 0 while a worker is free.
+   */
+  get queueSize(): number {
+    return this.#leases.waiting + this.#pool.queueSize;
+  }
+
+  /**
+   * Piscina's `utilization`: the share of the pool's thread time spent running tasks since it
+   * started (mean task run time × tasks run ÷ (uptime × threads)), from 0 to 1. 0 before the
+   * first render; a long-run average, not the current load (see `rendersInFlight`).
+   */
+  get utilization(): number {
+    return this.#pool.utilization;
+  }
+
   /** Replica version and heap of each worker, for diagnostics and benchmarks. */
   async workerStatus(): Promise<{ threadId: number; version: number; heapUsedBytes: number }[]> {
     return Promise.all(
@@ -192,9 +224,9 @@ export class PoolPipeline implements PipelineExecutor {
     this.#stats.executions++;
     this.#replicas.follow(stores, this.#registry.handles());
     const target = stores.version;
-    const work = this.#renderAt(stores, target, mode, options);
-    // Leadership loss must not kill a worker (and its replica): the render finishes in the
-    // background and its result is dropped.
+    const work = this.#renderAt(signal, stores, target, mode, options);
+    // Leadership loss must not kill a worker (and its replica): a render already running finishes
+    // in the background, holding its worker's lease, and its result is dropped.
     return raceAbort(work, signal);
   }
 
@@ -213,11 +245,27 @@ export class PoolPipeline implements PipelineExecutor {
   async destroy(): Promise<void> {
     if (this.#destroyed) return;
     this.#destroyed = true;
+    this.#leases.close();
     this.#registry.close();
     await this.#pool.destroy();
   }
 
-  async #renderAt(stores: StoreProvider, target: number, mode: PipelineMode, options: ExecuteOptions): Promise<PipelineResult> {
+  /**
+   * Leases a worker, renders there, and ends the lease once the last task settled, also when
+   * `signal` aborted meanwhile. The wait for a free worker is bounded: a leased worker is released
+   * within renderTimeoutMs (its task's timer replaces it), and a replacement starts within
+   * startTimeoutMs.
+   */
+  async #renderAt(signal: AbortSignal, stores: StoreProvider, target: number, mode: PipelineMode, options: ExecuteOptions): Promise<PipelineResult> {
+    const lease = await this.#leases.acquire(this.#preferredThread, signal, this.#timeoutMs + this.#startTimeoutMs);
+    try {
+      return await this.#renderOn(lease, signal, stores, target, mode, options);
+    } finally {
+      this.#leases.release(lease);
+    }
+  }
+
+  async #renderOn(lease: Lease, signal: AbortSignal, stores: StoreProvider, target: number, mode: PipelineMode, options: ExecuteOptions): Promise<PipelineResult> {
     let dispatchMs = 0;
     const timed: Timed = (fn) => {
       const t0 = this.#clock.monotonic();
@@ -227,20 +275,22 @@ export class PoolPipeline implements PipelineExecutor {
         dispatchMs += this.#clock.monotonic() - t0;
       }
     };
-    // Only the worker the task will go to is waited for; the others catch up in the background
-    // (syncs to one worker are serialised, so they stay in order), and are awaited only after
-    // the render, so that their main-thread time still counts in this execute's dispatch time.
-    // A task that lands on a worker that is behind gets a stale answer, and that worker is
-    // synced before the retry.
-    const preferred = this.#preferredThread === undefined ? undefined : this.#registry.get(this.#preferredThread);
-    const waited: Promise<void>[] = [];
+    // Only the leased worker is waited for; the free ones catch up in the background (syncs to
+    // one worker are serialised, so they stay in order), and are awaited only after the render,
+    // so that their main-thread time still counts in this execute's dispatch time. Workers other
+    // executes lease are skipped: one that is rendering answers a sync only once its render ends,
+    // and awaiting that would hold this execute behind a render it has no part in (one an aborted
+    // execute left running, say). Whoever leases such a worker next syncs it first. A task that
+    // lands on a worker that is behind gets a stale answer, and that worker is synced before the retry.
+    let waited: Promise<void> = Promise.resolve();
     const background: Promise<unknown>[] = [];
     for (const w of this.#registry.handles()) {
+      if (w.threadId !== lease.threadId && this.#leases.isLeased(w.threadId)) continue;
       const sync = this.#replicas.sync(w, stores, target, timed);
-      if (preferred === undefined || w === preferred) waited.push(sync);
+      if (w.threadId === lease.threadId) waited = sync;
       else background.push(sync.catch((error: unknown) => this.#logger.warn({ err: error, threadId: w.threadId }, 'sync of a spare worker failed')));
     }
-    await Promise.all(waited);
+    await waited;
     const renderId = randomUUID();
     const baselineRef = options.baseline === undefined ? undefined : this.#outputs.idOf(options.baseline);
     let task: RenderTask = {
@@ -252,7 +302,9 @@ export class PoolPipeline implements PipelineExecutor {
       receivedOutputs: this.#outputs.receivedOutputs(),
     };
     for (let attempt = 0; ; attempt++) {
-      const result = await timed(() => this.#runTask(task));
+      // An aborted execute starts no render; only one already running finishes.
+      if (signal.aborted) throw abortError(signal);
+      const result = await timed(() => this.#runTask({ ...task, [queueOptionsSymbol]: lease }));
       await Promise.all(background);
       this.#stats.lastDispatchMs = dispatchMs;
       if ('stale' in result) {
@@ -275,7 +327,7 @@ export class PoolPipeline implements PipelineExecutor {
     }
   }
 
-  async #runTask(task: RenderTask): Promise<RenderTaskResult> {
+  async #runTask(task: PinnedTask): Promise<RenderTaskResult> {
     const timeout = new AbortController();
     const timer = this.#clock.setTimeout(() => timeout.abort(), this.#timeoutMs);
     this.#inFlight++;
@@ -293,6 +345,11 @@ export class PoolPipeline implements PipelineExecutor {
       this.#inFlight--;
       this.#clock.clearTimeout(timer);
     }
+  }
+
+  /** Whether piscina still runs the thread (it drops a worker as soon as it terminates it). */
+  #isRunning(threadId: number): boolean {
+    return this.#pool.threads.some((t) => t.threadId === threadId);
   }
 }
 
