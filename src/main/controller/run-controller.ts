@@ -36,6 +36,7 @@ export async function runController(options: RunOptions, signal: AbortSignal, on
     coordinator: engine.coordinator,
     stores: engine.stores,
     isLeader: () => engine.isLeader,
+    ...(engine.pool === undefined ? {} : { pool: engine.pool }),
     ...(engine.watchers === undefined ? {} : { sourceProblems: engine.watchers }),
   });
   // Subscribes now, before the engine starts the bus, so it sees the first events too.
