@@ -1,7 +1,8 @@
 // HAProxy's own verdict on rendered output: the files are written to a temporary directory in
-// the layout the config refers to, and `haproxy -c` must accept them. With CI=true these tests
-// always run (and fail when HAProxy is missing); elsewhere they are skipped, with a notice, when
-// no HAProxy binary can be run.
+// the layout the config refers to, `haproxy -c` must accept them, and each accepted config is
+// then started once in a real HAProxy (loopback ports) and must serve /healthz. With CI=true
+// these tests always run (and fail when HAProxy is missing); elsewhere they are skipped, with a
+// notice, when no HAProxy binary can be run.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import { SyntheticCluster } from '../../src/main/sources/synthetic/synthetic-clu
 import { loadTemplateSet } from '../../src/main/template-set/template-set.js';
 import type { KubeObject, TemplateSetSource } from '../../src/worker/protocol.js';
 import { endpointSlice, ingress, rule, service, storeNameFor, tlsSecret } from '../helpers/cluster.js';
+import { freePorts, provesToRun, startHaproxy } from '../helpers/haproxy-harness.js';
 
 const ON_CI = process.env.CI === 'true';
 const version = await haproxyVersion();
@@ -44,11 +46,13 @@ interface Written {
   readonly result: PipelineResult;
 }
 
-/** A fresh output directory and the default template set pointed at it. */
-async function prepare(extra: Record<string, unknown> = {}): Promise<{ dirs: OutputDirs; set: TemplateSetSource }> {
+/** A fresh output directory and the default template set pointed at it, on free loopback ports. */
+async function prepare(extra: Record<string, unknown> = {}): Promise<{ dirs: OutputDirs; set: TemplateSetSource; statusPort: number }> {
   const dirs = outputDirs(join(root, `out-${++counter}`));
-  const set = await loadTemplateSet(undefined, { mapsDir: dirs.mapsDir, filesDir: dirs.filesDir, certsDir: dirs.certsDir, ...extra });
-  return { dirs, set };
+  const [httpPort, httpsPort, statusPort] = (await freePorts(3)) as [number, number, number];
+  const ports = { bindAddress: '127.0.0.1', httpPort, httpsPort, statusPort };
+  const set = await loadTemplateSet(undefined, { mapsDir: dirs.mapsDir, filesDir: dirs.filesDir, certsDir: dirs.certsDir, ...ports, ...extra });
+  return { dirs, set, statusPort };
 }
 
 /** Renders the stores with the set through the InlinePipeline and writes the result to `dirs`. */
@@ -70,7 +74,7 @@ describe('haproxy -c on rendered output', () => {
   });
 
   it.skipIf(skip)('accepts the rendered example cluster, maps, crt-list and certificate included', async () => {
-    const { dirs, set } = await prepare();
+    const { dirs, set, statusPort } = await prepare();
     const loaded = await loadManifests(EXAMPLES_DIR, set.stores);
     const stores = new StoreProvider(set.stores);
     for (const { store, object } of loaded.objects) stores.store(store).upsert(object);
@@ -81,10 +85,11 @@ describe('haproxy -c on rendered output', () => {
     expect(Object.keys(result.auxiliaryFiles.certificates)).toEqual(['shop_shop-tls.pem']);
     const verdict = await checkConfigFile(dirs.configFile);
     expect(verdict.ok, verdict.message).toBe(true);
+    await provesToRun(dirs.configFile, { statusPort });
   });
 
   it.skipIf(skip)('accepts a synthetic cluster of 1,000 Ingresses', async () => {
-    const { dirs, set } = await prepare();
+    const { dirs, set, statusPort } = await prepare();
     const stores = new StoreProvider(set.stores);
     new SyntheticCluster({ ingresses: 1000, seed: 7 }).populate(stores);
     expect(stores.counts()).toMatchObject({ ingresses: 1000, services: 1000, endpointslices: 1000 });
@@ -93,10 +98,11 @@ describe('haproxy -c on rendered output', () => {
     expect(result.warnings).toEqual([]);
     const verdict = await checkConfigFile(dirs.configFile);
     expect(verdict.ok, verdict.message).toBe(true);
+    await provesToRun(dirs.configFile, { statusPort });
   });
 
   it.skipIf(skip)('accepts IPv6 servers, wildcard hosts, host-less paths, empty backends and a runtime socket', async () => {
-    const { dirs, set } = await prepare({ runtimeSocket: join(root, 'admin.sock'), serverSlots: 3 });
+    const { dirs, set, statusPort } = await prepare({ runtimeSocket: join(root, 'admin.sock'), serverSlots: 3 });
     const objects = [
       ingress('edge', 'mixed', {
         tls: [{ hosts: ['*.edge.example.com'], secretName: 'edge-tls' }],
@@ -117,6 +123,7 @@ describe('haproxy -c on rendered output', () => {
     expect(result.auxiliaryFiles.maps['path-exact.map']).not.toBe('');
     const verdict = await checkConfigFile(dirs.configFile);
     expect(verdict.ok, verdict.message).toBe(true);
+    await provesToRun(dirs.configFile, { statusPort, adminSocket: join(root, 'admin.sock') });
   });
 
   it.skipIf(skip)('refuses a config HAProxy cannot parse, so the checks above can fail', async () => {
@@ -126,5 +133,7 @@ describe('haproxy -c on rendered output', () => {
     expect(verdict.ok).toBe(false);
     expect(verdict.refused).toBe(true);
     expect(verdict.message).toContain('no-such-keyword');
+    // Started for real, it fails too, with HAProxy's alert in the error.
+    await expect(startHaproxy(file)).rejects.toMatchObject({ code: 'HAPROXY_START_FAILED', message: expect.stringContaining('no-such-keyword') });
   });
 });

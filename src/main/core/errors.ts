@@ -12,7 +12,11 @@ export type ErrorCode =
   | 'RENDER_TIMEOUT'
   | 'POOL_UNAVAILABLE'
   | 'TEMPLATE_SET_INVALID'
-  | 'TEMPLATE_SET_REJECTED';
+  | 'TEMPLATE_SET_REJECTED'
+  | 'HAPROXY_CLI_FAILED'
+  | 'HAPROXY_COMMAND_FAILED'
+  | 'HAPROXY_START_FAILED'
+  | 'FD_LIMIT_EXCEEDED';
 
 export abstract class HapticError extends Error {
   abstract readonly code: ErrorCode;
@@ -79,5 +83,64 @@ export class TemplateSetRejected extends HapticError {
   constructor(message: string) {
     super(`template set rejected: ${message}`);
     this.name = 'TemplateSetRejected';
+  }
+}
+
+/** Why a HAProxy CLI exchange (Runtime API or master CLI) produced no usable reply. */
+export type HaproxyCliFailure = 'connect' | 'timeout' | 'closed' | 'reply-too-large' | 'protocol';
+
+/**
+ * A HAProxy CLI socket could not be reached or answered in a form we cannot read. Transient: a
+ * master re-executing for a reload, or a process being restarted, refuses connections for a while.
+ */
+export class HaproxyCliError extends HapticError {
+  readonly code = 'HAPROXY_CLI_FAILED';
+  readonly terminal = false;
+
+  constructor(readonly socketPath: string, readonly reason: HaproxyCliFailure, message: string, options?: { cause?: unknown }) {
+    super(`HAProxy CLI ${socketPath}: ${message}`, options);
+    this.name = 'HaproxyCliError';
+  }
+}
+
+/**
+ * HAProxy answered a Runtime API command with an error (`[err]`, `Unknown command`, ...).
+ * Terminal: the same command against the same running config fails the same way.
+ */
+export class RuntimeCommandError extends HapticError {
+  readonly code = 'HAPROXY_COMMAND_FAILED';
+  readonly terminal = true;
+
+  /**
+   * @param index position of `command` in the batch it was sent with (0 for `send`)
+   * @param executed how many commands of that batch HAProxy ran (it goes on after an error
+   *   within one connection; later connections of the batch were not opened)
+   */
+  constructor(readonly command: string, readonly reply: string, readonly index = 0, readonly executed = 1) {
+    super(`HAProxy refused ${JSON.stringify(command)}: ${reply.trim().split('\n')[0] ?? ''}`);
+    this.name = 'RuntimeCommandError';
+  }
+}
+
+/** HAProxy did not come up: it exited, or no worker answered in time. `alerts` are its own words. */
+export class HaproxyStartError extends HapticError {
+  readonly code = 'HAPROXY_START_FAILED';
+  /** Ports in use or a slow host may pass on retry; a config HAProxy refuses is caught earlier by `haproxy -c`. */
+  readonly terminal = false;
+
+  constructor(message: string, readonly alerts: readonly string[] = []) {
+    super(alerts.length === 0 ? message : `${message}: ${alerts.join(' | ')}`);
+    this.name = 'HaproxyStartError';
+  }
+}
+
+/** A configured maxconn needs more file descriptors than HAProxy may open here; it would refuse to start. */
+export class FdLimitError extends HapticError {
+  readonly code = 'FD_LIMIT_EXCEEDED';
+  readonly terminal = true;
+
+  constructor(readonly maxconn: number, readonly needed: number, readonly limit: number, message: string) {
+    super(message);
+    this.name = 'FdLimitError';
   }
 }

@@ -1,0 +1,89 @@
+// RuntimeApi: a client of HAProxy's admin stats socket (the Runtime API), for the deployer's
+// fast path (`set server`, `add map`, `del map`, ...). Every reply is checked: `[err]`, `Unknown
+// command` and the like throw RuntimeCommandError with the command and HAProxy's reply, so a
+// caller falls back to a reload instead of believing a change it never made. Runtime changes do
+// not survive a reload: the files on disk must already say the same thing.
+import { RuntimeCommandError } from '../core/errors.js';
+import type { Clock } from '../core/clock.js';
+import { UnixSocketTransport, type CliTransport } from './cli-transport.js';
+import { SEVERITY_COMMAND, checkCommandLine, parsePromptReplies, parseSingleReply, replyFailure, toReply, type CliReply } from './cli-reply.js';
+
+export { cliArg, type CliReply } from './cli-reply.js';
+
+export interface RuntimeApiOptions {
+  /** The admin socket: the template value `runtimeSocket` (`<out>/run/admin.sock` under HaproxyProcess). */
+  readonly socketPath: string;
+  /** @default systemClock */
+  readonly clock?: Clock;
+  /** Per connection, connect to close. @default 10_000 */
+  readonly timeoutMs?: number;
+  /**
+   * Longest command line accepted. HAProxy reads a request into one buffer of tune.bufsize (16 KiB
+   * by default) and cuts what does not fit, so lines stay well below it. @default 4096
+   */
+  readonly maxLineBytes?: number;
+  /** Commands per connection in `sendBatch`, which bounds each reply and each timeout. @default 256 */
+  readonly maxCommandsPerConnection?: number;
+  /** Replaces the UNIX socket (tests). */
+  readonly transport?: CliTransport;
+}
+
+export class RuntimeApi {
+  readonly socketPath: string;
+  readonly #transport: CliTransport;
+  readonly #maxLineBytes: number;
+  readonly #maxCommands: number;
+
+  constructor(options: RuntimeApiOptions) {
+    this.socketPath = options.socketPath;
+    this.#transport =
+      options.transport ??
+      new UnixSocketTransport({ socketPath: options.socketPath, ...(options.clock && { clock: options.clock }), timeoutMs: options.timeoutMs ?? 10_000 });
+    this.#maxLineBytes = options.maxLineBytes ?? 4096;
+    this.#maxCommands = options.maxCommandsPerConnection ?? 256;
+    if (!Number.isInteger(this.#maxCommands) || this.#maxCommands < 1) {
+      throw new TypeError(`maxCommandsPerConnection must be a positive integer, got ${String(options.maxCommandsPerConnection)}`);
+    }
+  }
+
+  /**
+   * One command on its own connection, as one non-interactive line
+   * `set severity-output string; <command>`; HAProxy answers and closes.
+   * @throws RuntimeCommandError when HAProxy reports a failure; HaproxyCliError when it cannot be reached.
+   * @example await api.send(`set server ${cliArg('be/srv1')} state ready`)
+   */
+  async send(command: string, signal?: AbortSignal): Promise<CliReply> {
+    checkCommandLine(command, this.#maxLineBytes);
+    const raw = await this.#transport.exchange(`${SEVERITY_COMMAND}; ${command}\n`, signal);
+    const output = parseSingleReply(raw, this.socketPath);
+    if (replyFailure(output) !== undefined) throw new RuntimeCommandError(command, output);
+    return toReply(command, output);
+  }
+
+  /**
+   * Several commands, pipelined one per line in interactive (`prompt`) mode, up to
+   * `maxCommandsPerConnection` per connection. Not joined with `;` on one line: there HAProxy
+   * separates replies only by a blank line, which some 2.6 error messages omit, so one reply
+   * could be read as another's. The prompt HAProxy prints after each command cannot go missing.
+   *
+   * Runtime commands are not transactional. HAProxy runs every command of a connection even
+   * after one fails; the first failure then throws (with its batch `index` and how many commands
+   * were `executed`) and later connections are not opened. The caller's remedy is a reload.
+   */
+  async sendBatch(commands: readonly string[], signal?: AbortSignal): Promise<CliReply[]> {
+    for (const command of commands) checkCommandLine(command, this.#maxLineBytes);
+    const replies: CliReply[] = [];
+    for (let start = 0; start < commands.length; start += this.#maxCommands) {
+      const chunk = commands.slice(start, start + this.#maxCommands);
+      const request = ['prompt', SEVERITY_COMMAND, ...chunk, 'quit', ''].join('\n');
+      const raw = await this.#transport.exchange(request, signal);
+      const outputs = parsePromptReplies(raw, chunk.length, this.socketPath);
+      const failed = outputs.findIndex((output) => replyFailure(output) !== undefined);
+      if (failed >= 0) {
+        throw new RuntimeCommandError(chunk[failed] as string, outputs[failed] as string, start + failed, start + chunk.length);
+      }
+      chunk.forEach((command, i) => replies.push(toReply(command, outputs[i] as string)));
+    }
+    return replies;
+  }
+}
