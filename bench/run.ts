@@ -8,12 +8,13 @@ import { performance } from 'node:perf_hooks';
 import { loadTemplateSet } from '../src/main/template-set/template-set.js';
 import { DEFAULT_SIZES, printTable, writeReport, type Suite } from './lib.js';
 import { busSuite } from './suites/bus.js';
+import { deploySuite } from './suites/deploy.js';
 import { dispatchSuite } from './suites/dispatch.js';
 import { mailboxSuite } from './suites/mailbox.js';
 import { renderSuite } from './suites/render.js';
 import { storesSuite } from './suites/stores.js';
 
-const SUITES: readonly Suite[] = [busSuite, mailboxSuite, storesSuite, renderSuite, dispatchSuite];
+const SUITES: readonly Suite[] = [busSuite, mailboxSuite, storesSuite, renderSuite, dispatchSuite, deploySuite];
 
 interface Args {
   readonly suites: readonly Suite[];

@@ -1,0 +1,120 @@
+// Runtime API operations: the changes a running HAProxy can take without a reload, as data. The
+// config diff produces them; a DeployTarget turns them into Runtime API command lines with the
+// functions below. Every value is escaped with `cliArg`, so a key or address can never start a
+// second command (`;`) or a new line.
+import { cliArg } from '../haproxy/cli-reply.js';
+
+/** `set server <backend>/<server> addr <address> port <port>` */
+export interface ServerAddrOp {
+  readonly type: 'server-addr';
+  readonly backend: string;
+  readonly server: string;
+  /** An IP address, without brackets for IPv6. */
+  readonly address: string;
+  /** Absent when the server line names no port. */
+  readonly port?: number;
+}
+
+/** `set server <backend>/<server> state ready|maint` (a slot enabled or disabled) */
+export interface ServerStateOp {
+  readonly type: 'server-state';
+  readonly backend: string;
+  readonly server: string;
+  readonly state: 'ready' | 'maint';
+}
+
+/** `set server <backend>/<server> weight <weight>` */
+export interface ServerWeightOp {
+  readonly type: 'server-weight';
+  readonly backend: string;
+  readonly server: string;
+  readonly weight: number;
+}
+
+/** `add map <file> <key> <value>`: appends an entry. `file` is the map's absolute path, as in the config. */
+export interface MapAddOp {
+  readonly type: 'map-add';
+  readonly file: string;
+  readonly key: string;
+  readonly value: string;
+}
+
+/** `del map <file> <key>` */
+export interface MapDelOp {
+  readonly type: 'map-del';
+  readonly file: string;
+  readonly key: string;
+}
+
+/** `set map <file> <key> <value>`: changes the value in place (the entry keeps its position). */
+export interface MapSetOp {
+  readonly type: 'map-set';
+  readonly file: string;
+  readonly key: string;
+  readonly value: string;
+}
+
+/**
+ * The whole map replaced atomically, for large changes or when entry order must change:
+ * `prepare map <file>` (HAProxy answers with a version), `add map @<version> <file> <k> <v>` per
+ * entry in file order, then `commit map @<version> <file>`.
+ */
+export interface MapReplaceOp {
+  readonly type: 'map-replace';
+  readonly file: string;
+  readonly entries: readonly (readonly [key: string, value: string])[];
+}
+
+export type ServerOp = ServerAddrOp | ServerStateOp | ServerWeightOp;
+export type MapOp = MapAddOp | MapDelOp | MapSetOp;
+export type RuntimeOp = ServerOp | MapOp | MapReplaceOp;
+
+/** The one command line of a single-command operation (everything but `map-replace`). */
+export function runtimeCommand(op: ServerOp | MapOp): string {
+  switch (op.type) {
+    case 'server-addr':
+      return `set server ${cliArg(`${op.backend}/${op.server}`)} addr ${cliArg(op.address)}${op.port === undefined ? '' : ` port ${op.port}`}`;
+    case 'server-state':
+      return `set server ${cliArg(`${op.backend}/${op.server}`)} state ${op.state}`;
+    case 'server-weight':
+      return `set server ${cliArg(`${op.backend}/${op.server}`)} weight ${op.weight}`;
+    case 'map-add':
+      return `add map ${cliArg(op.file)} ${cliArg(op.key)} ${cliArg(op.value)}`;
+    case 'map-del':
+      return `del map ${cliArg(op.file)} ${cliArg(op.key)}`;
+    case 'map-set':
+      return `set map ${cliArg(op.file)} ${cliArg(op.key)} ${cliArg(op.value)}`;
+    default:
+      return unreachable(op);
+  }
+}
+
+/** The first command of a `map-replace`; its reply carries the version the others need. */
+export function prepareMapCommand(op: MapReplaceOp): string {
+  return `prepare map ${cliArg(op.file)}`;
+}
+
+/** The version in HAProxy's reply to `prepare map` (`New version created: 7`). */
+export function preparedMapVersion(reply: string): string {
+  const match = /version created:\s*(\d+)/i.exec(reply);
+  if (match === null) throw new Error(`unexpected reply to 'prepare map': ${JSON.stringify(reply.slice(0, 200))}`);
+  return match[1] as string;
+}
+
+/** The `add map @<version>` lines of a `map-replace`, in file order, and the `commit map` that publishes them. */
+export function versionedMapCommands(op: MapReplaceOp, version: string): { readonly adds: string[]; readonly commit: string } {
+  const file = cliArg(op.file);
+  return {
+    adds: op.entries.map(([key, value]) => `add map @${version} ${file} ${cliArg(key)} ${cliArg(value)}`),
+    commit: `commit map @${version} ${file}`,
+  };
+}
+
+/** Command lines an operation takes: what `applyRuntime` counts as applied. */
+export function commandCount(op: RuntimeOp): number {
+  return op.type === 'map-replace' ? op.entries.length + 2 : 1;
+}
+
+function unreachable(value: never): never {
+  throw new Error(`unknown runtime operation ${JSON.stringify(value)}`);
+}

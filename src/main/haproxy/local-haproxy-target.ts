@@ -1,0 +1,88 @@
+// LocalHaproxyTarget: the DeployTarget of `run --haproxy`, one HAProxy in master-worker mode on
+// this machine, reading the output directory. Files go through OutputDirectory (atomic, config
+// last); the first reload starts HAProxy; later reloads go through the master CLI and are
+// verified with `show proc`; runtime operations go through the admin socket. It believes only
+// what HAProxy confirmed: the checksum it reports is that of the files the running worker loaded.
+import type { Logger } from 'pino';
+import type { DeployTarget, DeployableRender, ReloadResult, RuntimeOp } from '../deploy/deploy-target.js';
+import { commandCount, prepareMapCommand, preparedMapVersion, runtimeCommand, versionedMapCommands } from '../deploy/runtime-ops.js';
+import type { OutputDirectory } from '../output/output-directory.js';
+import type { HaproxyProcess } from './haproxy-process.js';
+
+export interface LocalHaproxyTargetOptions {
+  readonly output: OutputDirectory;
+  readonly haproxy: HaproxyProcess;
+  readonly logger: Logger;
+}
+
+export class LocalHaproxyTarget implements DeployTarget {
+  readonly #output: OutputDirectory;
+  readonly #haproxy: HaproxyProcess;
+  readonly #logger: Logger;
+  /** Checksum of the files last written, and of the files the running worker loaded. */
+  #written: string | undefined;
+  #running: string | undefined;
+
+  constructor(options: LocalHaproxyTargetOptions) {
+    this.#output = options.output;
+    this.#haproxy = options.haproxy;
+    this.#logger = options.logger.child({ component: 'haproxy-target' });
+  }
+
+  async applyRuntime(ops: readonly RuntimeOp[]): Promise<{ readonly applied: number }> {
+    if (this.#haproxy.state !== 'running') throw new Error(`HAProxy is ${this.#haproxy.state}: runtime changes need a running worker`);
+    const api = this.#haproxy.runtimeApi;
+    const batch: string[] = [];
+    let applied = 0;
+    const flush = async (): Promise<void> => {
+      if (batch.length === 0) return;
+      await api.sendBatch(batch.splice(0));
+    };
+    for (const op of ops) {
+      if (op.type === 'map-replace') {
+        // A versioned replace needs the version HAProxy hands out, so it runs on its own.
+        await flush();
+        const version = preparedMapVersion((await api.send(prepareMapCommand(op))).output);
+        const { adds, commit } = versionedMapCommands(op, version);
+        await api.sendBatch([...adds, commit]);
+      } else {
+        batch.push(runtimeCommand(op));
+      }
+      applied += commandCount(op);
+    }
+    await flush();
+    return { applied };
+  }
+
+  async writeFiles(render: DeployableRender): Promise<void> {
+    await this.#output.write(render.haproxyConfig, render.auxiliaryFiles);
+    this.#written = render.checksum;
+  }
+
+  async reload(): Promise<ReloadResult> {
+    const state = this.#haproxy.state;
+    if (state === 'stopped') {
+      try {
+        await this.#haproxy.start();
+      } catch (error) {
+        return { ok: false, detail: `HAProxy did not start: ${(error as Error).message}` };
+      }
+      this.#running = this.#written;
+      this.#logger.info({ pid: this.#haproxy.pid }, 'HAProxy started');
+      return { ok: true, detail: 'started' };
+    }
+    const result = await this.#haproxy.reload();
+    if (result.ok) this.#running = this.#written;
+    return { ok: result.ok, detail: result.detail };
+  }
+
+  async currentChecksum(): Promise<string | undefined> {
+    return this.#haproxy.state === 'running' ? this.#running : undefined;
+  }
+
+  /** Stops HAProxy (controller shutdown). */
+  async stop(): Promise<void> {
+    await this.#haproxy.stop();
+    this.#running = undefined;
+  }
+}
