@@ -62,6 +62,7 @@ class BlockedPipeline implements PipelineExecutor {
         storeVersion: stores.version,
         timings: { renderMs: 0, validateMs: 0, totalMs: 0 },
         warnings: [],
+        rejections: [],
       };
     } finally {
       this.active--;

@@ -21,6 +21,22 @@ export type FailurePhase = 'render' | 'validation' | 'auxiliary';
 /** Why a render runs: to reconcile the cluster, or to judge a change before it is admitted. */
 export type PipelineMode = 'reconcile' | 'admission';
 
+/** What a rejection cost: the whole object, or one part of it (the rest still renders). */
+export type RejectionScope = 'object' | 'path' | 'tls' | 'annotation' | 'endpoint';
+
+/**
+ * One object, or one part of an object, that the object guard left out of a render. `kind` is the
+ * kind of the store the object entered (never the object's own `kind` field). `namespace` ('' for
+ * cluster-scoped objects) and `name` are printable: control characters are escaped JSON-style.
+ */
+export interface Rejection {
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly scope: RejectionScope;
+  readonly reason: string;
+}
+
 /** A Kubernetes-shaped object as stored. Only `metadata.name` is required by the stores. */
 export interface KubeObject {
   apiVersion?: string;
@@ -74,8 +90,20 @@ export type ReplicaSync =
   | {
       readonly kind: 'full';
       readonly toVersion: number;
-      readonly stores: Readonly<Record<string, { readonly indexBy: readonly string[]; readonly objects: readonly KubeObject[] }>>;
+      readonly stores: Readonly<Record<string, ReplicaStoreSnapshot>>;
     };
+
+/**
+ * One store of a full sync. `kind` and `apiVersion` are the store's definition: the replica
+ * re-checks every object it takes against them (absent only for a store defined without one,
+ * whose objects are never rendered until a template set names its kind).
+ */
+export interface ReplicaStoreSnapshot {
+  readonly indexBy: readonly string[];
+  readonly kind?: string;
+  readonly apiVersion?: string;
+  readonly objects: readonly KubeObject[];
+}
 
 /** Answer of a replica to a sync: the version it now holds. `accepted: false` asks for a full sync. */
 export interface ReplicaSyncAck {
@@ -111,6 +139,8 @@ export interface RenderSuccess {
   readonly storeVersion: number;
   readonly timings: RenderTimings;
   readonly warnings: readonly string[];
+  /** Objects and parts of objects left out of this render (each also a `rejected …` warning). */
+  readonly rejections: readonly Rejection[];
   /** The worker thread that rendered it (absent inline). */
   readonly threadId?: number;
   /**
@@ -136,6 +166,8 @@ export interface RenderFailure {
   readonly subPhase?: string;
   readonly message: string;
   readonly warnings: readonly string[];
+  /** The rejections met before the failure (absent when the failure came from outside a render). */
+  readonly rejections?: readonly Rejection[];
   readonly threadId?: number;
 }
 

@@ -90,6 +90,7 @@ export function pipelineResult(overrides: Partial<PipelineResult> = {}): Pipelin
     storeVersion: renderCounter,
     timings: { renderMs: 1, validateMs: 1, totalMs: 2 },
     warnings: [],
+    rejections: [],
     ...overrides,
   };
 }

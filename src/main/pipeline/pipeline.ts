@@ -2,11 +2,11 @@
 // Executors (InlinePipeline on the main thread, PoolPipeline on worker threads) implement it;
 // failures surface as PipelineError carrying the phase that failed, read structurally.
 import { randomUUID } from 'node:crypto';
-import type { AuxiliaryFiles, PipelineMode, RenderBaseline, RenderOutcome, RenderTimings } from '../../worker/protocol.js';
+import type { AuxiliaryFiles, PipelineMode, Rejection, RenderBaseline, RenderOutcome, RenderTimings } from '../../worker/protocol.js';
 import { PipelineError } from '../core/errors.js';
 import type { StoreProvider } from '../stores/store-provider.js';
 
-export type { AuxiliaryFiles, RenderBaseline, RenderTimings, FailurePhase, PipelineMode } from '../../worker/protocol.js';
+export type { AuxiliaryFiles, RenderBaseline, RenderTimings, FailurePhase, PipelineMode, Rejection, RejectionScope } from '../../worker/protocol.js';
 export { PipelineError } from '../core/errors.js';
 export { isAbortError } from '../core/async.js';
 
@@ -25,7 +25,10 @@ export interface PipelineResult {
   /** The store version the config was rendered from. */
   readonly storeVersion: number;
   readonly timings: RenderTimings;
+  /** For logs; every rejection is among them as `rejected <Kind namespace/name>: <reason>` (escaped). */
   readonly warnings: readonly string[];
+  /** Objects and parts of objects the guard left out of this render, as data. */
+  readonly rejections: readonly Rejection[];
 }
 
 export interface ExecuteOptions {
@@ -51,5 +54,6 @@ export function toPipelineResult(outcome: RenderOutcome, renderId: string = rand
     storeVersion: outcome.storeVersion,
     timings: outcome.timings,
     warnings: outcome.warnings,
+    rejections: outcome.rejections,
   };
 }

@@ -37,7 +37,7 @@ export class WatcherSet implements SourceSink {
     this.#clock = options.clock;
     this.#logger = options.logger.child({ component: 'watchers' });
     for (const definition of options.definitions) {
-      const store = options.stores.define(definition.name, definition.indexBy);
+      const store = options.stores.define(definition);
       this.#watchers.set(
         definition.name,
         new ResourceWatcher({ definition, store, bus: options.bus, clock: options.clock, logger: this.#logger }),

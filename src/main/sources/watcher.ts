@@ -1,13 +1,11 @@
-// ResourceWatcher: sits between a source and one store. It applies each change to the store and
-// reports what changed as `resource.index.updated`, debounced on the leading edge: the first
-// change after a quiet window is published at once, later changes inside the window are counted
-// and published as one event when the window ends. A window of 0 publishes at the end of the
-// current synchronous burst (no timer), so a relist of thousands of objects is one event.
-// Before the source says the initial list is complete, events carry `isInitialSync: true`.
+// ResourceWatcher: sits between a source and one store. It admits each change into the store (a
+// refused object is logged and counted, never thrown at the source) and reports what changed as
+// `resource.index.updated`, debounced on the leading edge (a window of 0 publishes at the end of
+// the synchronous burst). Before the initial list is complete, events carry `isInitialSync: true`.
 // Publishes: resource.index.updated
 import type { Logger } from 'pino';
 import type { KubeObject, StoreDefinition } from '../../worker/protocol.js';
-import { objectKey } from '../../worker/store/indexed-store.js';
+import { objectKey, StoreRefusal } from '../../worker/store/indexed-store.js';
 import type { EventBus } from '../bus/event-bus.js';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import { newEvent, type ChangeStats, type ControllerEvent } from '../events/events.js';
@@ -43,6 +41,8 @@ export class ResourceWatcher {
   #synced = false;
   /** Updates dropped because their resourceVersion had not changed. */
   unchanged = 0;
+  /** Objects the store refused (another kind, no name). */
+  refused = 0;
 
   constructor(options: ResourceWatcherOptions) {
     this.definition = options.definition;
@@ -62,7 +62,16 @@ export class ResourceWatcher {
   }
 
   upsert(raw: KubeObject): void {
-    const object = prepare(raw, this.definition);
+    let object: KubeObject;
+    try {
+      object = prepare(this.#store.admit(raw), this.definition);
+    } catch (error) {
+      if (!(error instanceof StoreRefusal)) throw error;
+      this.refused++;
+      // pino writes the reason JSON-encoded: object text cannot forge a log line.
+      this.#logger.warn({ resource: this.definition.name, reason: error.reason }, 'object refused by its store');
+      return;
+    }
     const key = objectKey(object);
     const previous = this.#store.get(key);
     const version = object.metadata.resourceVersion;

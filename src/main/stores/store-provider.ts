@@ -2,8 +2,17 @@
 // bounded log of the changes behind each version. Executors read "changes since version v" to
 // ship deltas to worker replicas, at a cost proportional to the changes, not the stores' size.
 // A reader that fell behind the log's window is told to take a full snapshot instead.
-import { IndexedStore, objectKey } from '../../worker/store/indexed-store.js';
-import type { KubeObject, StoreChange, StoreDefinition } from '../../worker/protocol.js';
+// Every write is admitted by the store's definition (kind and apiVersion) before it is logged:
+// the embedding API, the manifest loader and the sources all write through Store.upsert.
+import { IndexedStore, objectKey, type StoreKind } from '../../worker/store/indexed-store.js';
+import type { KubeObject, ReplicaStoreSnapshot, StoreChange, StoreDefinition } from '../../worker/protocol.js';
+
+/**
+ * What a store is defined by. `kind` and `apiVersion` should always be given (a StoreDefinition):
+ * a store without them admits any named object, and no render shows its objects until a
+ * template set declares the store's kind.
+ */
+export type StoreSpec = Pick<StoreDefinition, 'name' | 'indexBy'> & Partial<Pick<StoreDefinition, 'kind' | 'apiVersion'>>;
 
 export interface StoreProviderOptions {
   /**
@@ -23,18 +32,22 @@ export type ChangesSince =
 export class Store extends IndexedStore {
   readonly #record: (change: StoreChange) => void;
 
-  constructor(name: string, indexBy: readonly string[], record: (change: StoreChange) => void) {
-    super(name, indexBy);
+  constructor(name: string, indexBy: readonly string[], record: (change: StoreChange) => void, definition?: StoreKind) {
+    super(name, indexBy, definition);
     this.#record = record;
   }
 
   /**
-   * Inserts or replaces an object and bumps the provider's version. The store keeps the object
-   * by reference: callers must not mutate it afterwards.
+   * Admits an object, inserts or replaces it, and bumps the provider's version. An object
+   * without `kind`/`apiVersion` is stored as a copy carrying the store's; an object of another
+   * kind, or without a name, is refused with a StoreRefusal (a TypeError) and nothing changes.
+   * The store keeps the object by reference: callers must not mutate it afterwards.
    */
-  override upsert(object: KubeObject, key: string = objectKey(object)): boolean {
-    const created = super.upsert(object, key);
-    this.#record({ op: 'upsert', store: this.name, key, object });
+  override upsert(raw: KubeObject, key?: string): boolean {
+    const object = this.admit(raw);
+    const at = key ?? objectKey(object);
+    const created = super.upsert(object, at);
+    this.#record({ op: 'upsert', store: this.name, key: at, object });
     return created;
   }
 
@@ -60,13 +73,13 @@ export class StoreProvider {
   #firstVersion = 1;
   #version = 0;
 
-  constructor(definitions: readonly Pick<StoreDefinition, 'name' | 'indexBy'>[] = [], options: StoreProviderOptions = {}) {
+  constructor(definitions: readonly StoreSpec[] = [], options: StoreProviderOptions = {}) {
     const capacity = options.changeLogCapacity;
     if (capacity !== undefined && (!Number.isInteger(capacity) || capacity < 1)) {
       throw new TypeError(`changeLogCapacity must be a positive integer, got ${String(capacity)}`);
     }
     this.#capacity = capacity;
-    for (const def of definitions) this.define(def.name, def.indexBy);
+    for (const def of definitions) this.define(def);
   }
 
   /** Bumped once per change in any store. */
@@ -79,17 +92,36 @@ export class StoreProvider {
     return this.#firstVersion - 1;
   }
 
-  /** Adds a store; defining an existing name with the same index is a no-op. */
-  define(name: string, indexBy: readonly string[] = ['metadata.namespace', 'metadata.name']): Store {
-    const existing = this.#stores.get(name);
+  /**
+   * Adds a store from its definition; defining an existing store again with the same index (and
+   * kind, when both have one) is a no-op that returns it.
+   * The `(name, indexBy)` form is kept for callers that only name a store: it returns an existing
+   * store, or creates one without a kind (see StoreSpec).
+   */
+  define(definition: StoreSpec): Store;
+  /** @deprecated Pass the whole StoreDefinition (kind and apiVersion included). */
+  define(name: string, indexBy?: readonly string[]): Store;
+  define(spec: StoreSpec | string, indexBy: readonly string[] = DEFAULT_INDEX): Store {
+    const def: StoreSpec = typeof spec === 'string' ? { name: spec, indexBy } : spec;
+    const kind = def.kind === undefined ? undefined : { kind: def.kind, apiVersion: def.apiVersion ?? '' };
+    if (kind !== undefined && (typeof kind.kind !== 'string' || kind.kind === '' || kind.apiVersion === '')) {
+      throw new TypeError(`store ${def.name}: a definition needs both kind and apiVersion, got ${JSON.stringify({ kind: def.kind, apiVersion: def.apiVersion })}`);
+    }
+    const existing = this.#stores.get(def.name);
     if (existing !== undefined) {
-      if (existing.indexBy.join('\0') !== indexBy.join('\0')) {
-        throw new TypeError(`store ${name} is already defined with indexBy [${existing.indexBy.join(', ')}]`);
+      if (existing.indexBy.join('\0') !== def.indexBy.join('\0')) {
+        throw new TypeError(`store ${def.name} is already defined with indexBy [${existing.indexBy.join(', ')}]`);
+      }
+      if (kind !== undefined) {
+        const held = existing.adopt(kind);
+        if (held.kind !== kind.kind || held.apiVersion !== kind.apiVersion) {
+          throw new TypeError(`store ${def.name} is already defined for ${held.apiVersion} ${held.kind}, not ${kind.apiVersion} ${kind.kind}`);
+        }
       }
       return existing;
     }
-    const store = new Store(name, indexBy, (change) => this.#append(change));
-    this.#stores.set(name, store);
+    const store = new Store(def.name, def.indexBy, (change) => this.#append(change), kind);
+    this.#stores.set(def.name, store);
     return store;
   }
 
@@ -110,8 +142,9 @@ export class StoreProvider {
     return [...this.#stores.keys()];
   }
 
-  definitions(): { name: string; indexBy: readonly string[] }[] {
-    return [...this.#stores.values()].map((s) => ({ name: s.name, indexBy: s.indexBy }));
+  /** Each store's name, index and (when it has one) kind and apiVersion. */
+  definitions(): StoreSpec[] {
+    return [...this.#stores.values()].map((s) => ({ name: s.name, indexBy: s.indexBy, ...s.definition }));
   }
 
   /** Object counts per store. */
@@ -134,10 +167,10 @@ export class StoreProvider {
     return { kind: 'delta', fromVersion: version, toVersion: this.#version, changes: collapse(raw) };
   }
 
-  /** Every object of every store, for a full sync. O(objects). */
-  snapshot(): { toVersion: number; stores: Record<string, { indexBy: readonly string[]; objects: KubeObject[] }> } {
-    const stores: Record<string, { indexBy: readonly string[]; objects: KubeObject[] }> = {};
-    for (const [name, store] of this.#stores) stores[name] = { indexBy: store.indexBy, objects: [...store.list()] };
+  /** Every object of every store, with each store's definition, for a full sync. O(objects). */
+  snapshot(): { toVersion: number; stores: Record<string, ReplicaStoreSnapshot & { objects: KubeObject[] }> } {
+    const stores: Record<string, ReplicaStoreSnapshot & { objects: KubeObject[] }> = {};
+    for (const [name, store] of this.#stores) stores[name] = { indexBy: store.indexBy, ...store.definition, objects: [...store.list()] };
     return { toVersion: this.#version, stores };
   }
 
@@ -163,6 +196,7 @@ export class StoreProvider {
   }
 }
 
+const DEFAULT_INDEX: readonly string[] = ['metadata.namespace', 'metadata.name'];
 const MIN_ADAPTIVE_CAPACITY = 4096;
 const MAX_ADAPTIVE_CAPACITY = 200_000;
 

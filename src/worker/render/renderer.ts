@@ -1,14 +1,17 @@
-// The render service shared by both executors: render the template set against a store view,
-// then validate (structure, then auxiliary files). Both steps are incremental per engine (model
-// entries, memo blocks, validated sections are reused when unchanged) and give exactly what a
-// cold render and a full validation give. Returns plain data, never throws: the
-// result crosses the thread boundary as is, and the main thread turns failures into
-// PipelineErrors.
+// The render service shared by both executors: render the template set against guarded store
+// views under the set's guard policy, then validate (structure, then auxiliary files). Both steps
+// are incremental per engine and give exactly what a cold render and a full validation give.
+// Every rejection is reported (escaped) and returned as data; object data never fails a render;
+// the output is capped in size. Returns plain data, never throws: failures become PipelineErrors
+// on the main thread.
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { contextOf, withGuardContext } from '../store/guard-context.js';
 import { GuardedReader } from '../store/guarded-reader.js';
 import type { IndexedStore } from '../store/indexed-store.js';
-import type { AuxiliaryFiles, RenderBaseline, RenderOutcome, TemplateSetSource } from '../protocol.js';
+import { escapeLogText } from '../store/log-text.js';
+import { DEFAULT_MAX_OUTPUT_BYTES, MAX_SERVER_SLOTS } from '../store/value-limits.js';
+import type { AuxiliaryFiles, Rejection, RenderBaseline, RenderOutcome, TemplateSetSource } from '../protocol.js';
 import { outputPaths, type RenderScope, type TemplateEngine } from '../templates/template-engine.js';
 import { formatIssue, IncrementalValidator, type ValidationIssue } from '../validate/validator.js';
 
@@ -38,25 +41,39 @@ interface EngineState {
 export function renderAndValidate(engine: TemplateEngine, request: RenderRequest): RenderOutcome {
   const start = performance.now();
   const warnings: string[] = [];
+  // Every warning is escaped here, whoever built it: object text never reaches a log raw.
   const warn = (message: string): void => {
-    warnings.push(message);
+    warnings.push(escapeLogText(message));
   };
-  const paths = outputPaths(request.set.values);
+  const { set } = request;
+  const paths = outputPaths(set.values);
+  const context = contextOf(set);
+  const reader = new GuardedReader(request.lookup, warn, context);
   const scope: RenderScope = {
-    reader: new GuardedReader(request.lookup, warn),
-    values: request.set.values,
+    reader,
+    values: set.values,
     baseline: request.baseline,
     paths,
     warn,
     emitted: { maps: {}, files: {}, certificates: {} },
   };
+  const serverSlots = Number(set.values.serverSlots ?? 0);
+  if (serverSlots > MAX_SERVER_SLOTS) warn(`values.serverSlots ${serverSlots} is over the limit of ${MAX_SERVER_SLOTS}; backends get at most ${MAX_SERVER_SLOTS} slots`);
   let output;
+  let rejections: readonly Rejection[] = [];
   try {
-    output = engine.render(request.set, scope, request.storeVersion);
+    output = withGuardContext(context, () => {
+      reader.collectRejections(set.stores.map((def) => def.name));
+      const rendered = engine.render(set, scope, request.storeVersion);
+      rejections = reader.rejections;
+      return rendered;
+    });
   } catch (error) {
-    return { ok: false, phase: 'render', message: (error as Error).message, warnings };
+    return { ok: false, phase: 'render', message: (error as Error).message, warnings, rejections: reader.rejections };
   }
   const rendered = performance.now();
+  const tooLarge = outputSizeProblem(output.haproxyConfig, output.auxiliaryFiles, set.values.maxOutputBytes);
+  if (tooLarge !== null) return { ok: false, phase: 'render', message: tooLarge, warnings, rejections };
 
   let state = engineStates.get(engine);
   if (state === undefined) {
@@ -66,10 +83,10 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
   const { validator, digests } = state;
   const structure = validator.validateStructure(output.haproxyConfig, output.auxiliaryFiles, paths);
   warnings.push(...structure.warnings);
-  if (structure.errors.length > 0) return failure('validation', structure.errors, warnings);
+  if (structure.errors.length > 0) return failure('validation', structure.errors, warnings, rejections);
   const auxiliary = validator.checkAuxiliaryFiles(output.auxiliaryFiles, output.haproxyConfig, paths);
   warnings.push(...auxiliary.warnings);
-  if (auxiliary.errors.length > 0) return failure('auxiliary', auxiliary.errors, warnings);
+  if (auxiliary.errors.length > 0) return failure('auxiliary', auxiliary.errors, warnings, rejections);
   const sum = checksum(output.haproxyConfig, output.auxiliaryFiles, digests);
   const validated = performance.now();
 
@@ -81,13 +98,32 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
     storeVersion: request.storeVersion,
     timings: { renderMs: rendered - start, validateMs: validated - rendered, totalMs: validated - start },
     warnings,
+    rejections,
   };
 }
 
-function failure(phase: 'validation' | 'auxiliary', issues: readonly ValidationIssue[], warnings: string[]): RenderOutcome {
+function failure(phase: 'validation' | 'auxiliary', issues: readonly ValidationIssue[], warnings: string[], rejections: readonly Rejection[]): RenderOutcome {
   const shown = issues.slice(0, MAX_REPORTED_ISSUES).map(formatIssue);
   const more = issues.length > MAX_REPORTED_ISSUES ? `; and ${issues.length - MAX_REPORTED_ISSUES} more` : '';
-  return { ok: false, phase, message: shown.join('; ') + more, warnings };
+  return { ok: false, phase, message: shown.join('; ') + more, warnings, rejections };
+}
+
+/**
+ * Why the output is too large to hand on (`values.maxOutputBytes`, 32 MiB by default), or null.
+ * Lengths are summed first (no pass over the text); bytes are counted only near the limit.
+ */
+function outputSizeProblem(config: string, aux: AuxiliaryFiles, configured: unknown): string | null {
+  const wanted = Number(configured ?? DEFAULT_MAX_OUTPUT_BYTES);
+  const limit = Number.isInteger(wanted) && wanted > 0 ? wanted : DEFAULT_MAX_OUTPUT_BYTES;
+  const texts = [config, ...(['maps', 'files', 'certificates'] as const).flatMap((kind) => Object.values(aux[kind]))];
+  let length = 0;
+  for (const text of texts) length += text.length;
+  // A UTF-16 code unit is at most 3 UTF-8 bytes: below a third of the limit nothing can be over.
+  if (length * 3 <= limit) return null;
+  let bytes = 0;
+  for (const text of texts) bytes += Buffer.byteLength(text);
+  if (bytes <= limit) return null;
+  return `the rendered output is ${bytes} bytes (config and auxiliary files), over the limit of ${limit} bytes (values.maxOutputBytes)`;
 }
 
 /**

@@ -1,6 +1,10 @@
 // Endpoint resolution: an Ingress backend reference (Service and port) to the ready addresses
-// behind it, via the Service's port name and its EndpointSlices. A missing Service or port is a
-// warning and an empty backend, never an error, so one bad Ingress cannot fail the render.
+// behind it, via the Service's port name and its EndpointSlices. Only accepted views are read, so
+// an address the guard refused (address-policy.ts) never becomes a server, and at most
+// `values.maxEndpointsPerService` addresses are taken (with a warning naming the Service). A
+// missing Service or port is a warning and an empty backend, never an error.
+import { activeGuardContext } from '../store/guard-context.js';
+import { acceptedView } from '../store/object-guard.js';
 import type { ModelOptions } from './model.js';
 import type { StoreReader } from './model-source.js';
 
@@ -9,14 +13,25 @@ export interface BackendRef {
   service: { name: string; port: { number?: number; name?: string } };
 }
 
-/** Ready endpoint addresses for a backend reference, sorted, as `ip:port`. */
+interface SlicePort {
+  name?: string;
+  port: number;
+}
+
+interface SliceEndpoint {
+  addresses: string[];
+  conditions?: { ready?: boolean };
+}
+
+/** Ready endpoint addresses for a backend reference, sorted, as `ip:port` (at most the cap). */
 export function resolveEndpoints(reader: StoreReader & { warn(message: string): void }, options: ModelOptions, ns: string, ref: BackendRef, owner: string): string[] {
-  const service = reader.getSingle(options.stores.services, [ns, ref.service.name]);
+  const found = reader.getSingle(options.stores.services, [ns, ref.service.name]);
+  const service = found === undefined ? undefined : acceptedView(found);
   if (service === undefined) {
     reader.warn(`${owner}: service ${ns}/${ref.service.name} not found; its backend has no servers`);
     return [];
   }
-  const ports = ((service.spec as { ports?: { name?: string; port: number }[] }).ports ?? []);
+  const ports = (service.spec as { ports?: SlicePort[] }).ports ?? [];
   const servicePort = ports.find((p) =>
     ref.service.port.number !== undefined ? p.port === ref.service.port.number : p.name === ref.service.port.name,
   );
@@ -27,15 +42,21 @@ export function resolveEndpoints(reader: StoreReader & { warn(message: string): 
   }
   const portName = servicePort.name ?? '';
   const addresses = new Set<string>();
-  for (const slice of reader.fetch(options.stores.endpointSlices, [ns, ref.service.name])) {
-    const slicePort = ((slice.ports as { name?: string; port: number }[] | undefined) ?? []).find((p) => (p.name ?? '') === portName);
+  for (const raw of reader.fetch(options.stores.endpointSlices, [ns, ref.service.name])) {
+    const slice = acceptedView(raw);
+    if (slice === undefined) continue;
+    const slicePort = ((slice.ports as SlicePort[] | undefined) ?? []).find((p) => (p.name ?? '') === portName);
     if (slicePort === undefined) continue;
-    for (const endpoint of (slice.endpoints as { addresses: string[]; conditions?: { ready?: boolean } }[] | undefined) ?? []) {
+    for (const endpoint of (slice.endpoints as SliceEndpoint[] | undefined) ?? []) {
       if (endpoint.conditions?.ready === false) continue;
       for (const address of endpoint.addresses) {
         addresses.add(address.includes(':') ? `[${address}]:${slicePort.port}` : `${address}:${slicePort.port}`);
       }
     }
   }
-  return [...addresses].sort();
+  const sorted = [...addresses].sort();
+  const cap = activeGuardContext().policy.maxEndpointsPerService;
+  if (sorted.length <= cap) return sorted;
+  reader.warn(`${owner}: service ${ns}/${ref.service.name} has ${sorted.length} ready endpoints, over values.maxEndpointsPerService (${cap}); only the first ${cap} are used`);
+  return sorted.slice(0, cap);
 }

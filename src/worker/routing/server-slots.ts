@@ -1,28 +1,51 @@
 // Server slots: each backend has a fixed number of server lines, and endpoints are assigned to
 // them so that they stay put across renders. The assignment is written as an auxiliary file and
 // read back from the next baseline; endpoint churn then only changes the address and state of
-// existing slots, which HAProxy's Runtime API can apply live without a reload.
+// existing slots, which HAProxy's Runtime API can apply live without a reload. A backend grows
+// by whole blocks and shrinks back with hysteresis (see assignSlots); both the block and the
+// total are capped at MAX_SERVER_SLOTS.
+import { MAX_SERVER_SLOTS } from '../store/value-limits.js';
 import type { Server } from './model.js';
 
 export const SERVER_SLOTS_FILE = 'server-slots.txt';
 /** Where an empty slot points; it is always `disabled`, so nothing is ever sent there. */
 export const PARKED_ADDRESS = '127.0.0.1:1';
 /** Slots per backend beyond which a slot file line is ignored. */
-export const MAX_SLOTS = 100_000;
+export const MAX_SLOTS = MAX_SERVER_SLOTS;
 
 /**
- * Keeps every endpoint that already had a slot in that slot, fills free slots in order with new
- * endpoints, and grows by whole blocks only when the endpoints outnumber the slots. The slot
- * count never shrinks within a baseline's lineage, so churn never removes a server line.
+ * The slot count of a backend with `endpoints` endpoints that had `previous` slots, in blocks of
+ * `block` (clamped to 1..MAX_SERVER_SLOTS), never over MAX_SERVER_SLOTS:
+ * - grow: when the endpoints outnumber the slots, to the whole blocks that hold them;
+ * - shrink, with hysteresis: only when fewer than half the slots are in use, and then to the
+ *   smallest whole number of blocks at least twice the endpoints (half full), never below one
+ *   block. After a shrink it takes doubling the endpoints to grow again, and halving them to
+ *   shrink again, so a backend does not flap between sizes; a spike is given back once it is over.
+ * The rule is idempotent: applied to its own result with the same endpoints it changes nothing,
+ * which is what lets an incremental render reuse a backend's slots as a cold render computes them.
+ */
+export function slotCount(endpoints: number, previous: number, block: number): number {
+  const size = Math.min(MAX_SERVER_SLOTS, Math.max(1, Math.floor(block) || 1));
+  const blocks = (n: number): number => Math.min(MAX_SERVER_SLOTS, Math.max(1, Math.ceil(n / size)) * size);
+  const current = Math.min(MAX_SERVER_SLOTS, previous);
+  const needed = blocks(endpoints);
+  if (needed > current) return needed;
+  const halfFull = blocks(2 * endpoints);
+  return halfFull < current ? halfFull : current;
+}
+
+/**
+ * Keeps every endpoint that already had a slot that still exists in that slot, fills free slots
+ * in order with the other endpoints, and sizes the backend with slotCount. Endpoints beyond the
+ * total cap (MAX_SERVER_SLOTS) get no slot; the endpoints cap per Service warns long before.
  */
 export function assignSlots(endpoints: readonly string[], previous: readonly string[] | undefined, block: number): Server[] {
-  const needed = Math.max(1, Math.ceil(endpoints.length / block)) * block;
-  const count = Math.max(needed, previous?.length ?? 0);
+  const count = slotCount(endpoints.length, previous?.length ?? 0, block);
   const slots: string[] = new Array<string>(count).fill('');
   const placed = new Set<string>();
   const wanted = new Set(endpoints);
   if (previous !== undefined) {
-    for (let i = 0; i < previous.length; i++) {
+    for (let i = 0; i < Math.min(previous.length, count); i++) {
       const address = previous[i] as string;
       if (address !== '' && wanted.has(address) && !placed.has(address)) {
         slots[i] = address;
@@ -33,7 +56,8 @@ export function assignSlots(endpoints: readonly string[], previous: readonly str
   let free = 0;
   for (const address of endpoints) {
     if (placed.has(address)) continue;
-    while (slots[free] !== '') free++;
+    while (free < count && slots[free] !== '') free++;
+    if (free >= count) break;
     slots[free] = address;
     placed.add(address);
   }
@@ -44,26 +68,43 @@ export function assignSlots(endpoints: readonly string[], previous: readonly str
   }));
 }
 
+/** Slots per slot-file line: a backend of 1,000 slots takes 10 lines, each far below HAProxy's line cap. */
+export const SLOTS_PER_LINE = 100;
+
 /**
- * Parses the slot file of a baseline: one line per backend, `<backend> <slot 1> <slot 2> ...`,
- * each slot an `address:port` or `-` when empty. Malformed lines are skipped. Each call returns
- * a new map; the builder keeps its last parse while the baseline's text is unchanged.
+ * Parses the slot file of a baseline: lines of `<backend> <slot> <slot> ...`, each slot an
+ * `address:port` or `-` when empty; a backend's slots continue on its next line (SLOTS_PER_LINE
+ * per line). Malformed lines, and backends past MAX_SLOTS, are skipped. Each call returns a new
+ * map; the builder keeps its last parse while the baseline's text is unchanged.
  */
 export function parseSlotFile(text: string | undefined): Map<string, string[]> {
   if (text === undefined || text === '') return new Map();
   const slots = new Map<string, string[]>();
+  const tooLong = new Set<string>();
   for (const line of text.split('\n')) {
     const parts = line.split(' ');
     const backend = parts[0];
-    if (backend === undefined || backend === '' || parts.length < 2 || parts.length > MAX_SLOTS + 1) continue;
-    slots.set(backend, parts.slice(1).map((address) => (address === '-' ? '' : address)));
+    if (backend === undefined || backend === '' || parts.length < 2 || tooLong.has(backend)) continue;
+    const held = slots.get(backend) ?? [];
+    for (let i = 1; i < parts.length; i++) held.push(parts[i] === '-' ? '' : (parts[i] as string));
+    if (held.length > MAX_SLOTS) {
+      tooLong.add(backend);
+      slots.delete(backend);
+      continue;
+    }
+    slots.set(backend, held);
   }
   return slots;
 }
 
-/** The slot file line of one backend ('' slots written as `-`). */
+/** The slot file lines of one backend ('' slots written as `-`), SLOTS_PER_LINE slots per line. */
 export function slotLine(backend: string, slots: readonly string[]): string {
-  let line = backend;
-  for (const address of slots) line += address === '' ? ' -' : ` ${address}`;
-  return `${line}\n`;
+  let text = '';
+  for (let start = 0; start < slots.length || start === 0; start += SLOTS_PER_LINE) {
+    let line = backend;
+    const end = Math.min(slots.length, start + SLOTS_PER_LINE);
+    for (let i = start; i < end; i++) line += slots[i] === '' ? ' -' : ` ${slots[i] as string}`;
+    text += `${line}\n`;
+  }
+  return text;
 }

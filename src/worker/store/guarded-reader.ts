@@ -1,34 +1,50 @@
-// Store reads as templates see them: objects rejected by the object guard are left out and
-// reported once per render through `warn`; an unknown store reads as empty, so a read never
-// throws into a template.
-import type { IndexedStore } from './indexed-store.js';
+// Store reads as templates see them: each object through its guard verdict, so rejected objects
+// are left out and partly rejected ones appear as their accepted view. Rejections are reported
+// once per render through `warn` (escaped) and kept as structured data. A store created without
+// a definition adopts the kind its template set declares before anything is read from it; a
+// store whose kind contradicts the set is read as empty. An unknown store reads as empty too, so
+// a read never throws into a template.
+import type { KubeObject, Rejection } from '../protocol.js';
 import type { ModelSource } from '../routing/model-source.js';
-import { guardObject } from './object-guard.js';
-import type { KubeObject } from '../protocol.js';
+import { DEFAULT_CONTEXT, type GuardContext } from './guard-context.js';
+import type { IndexedStore } from './indexed-store.js';
+import { guardObject, rejectionMessage, type GuardVerdict } from './object-guard.js';
+import { storeRejections } from './rejection-index.js';
 
 export class GuardedReader implements ModelSource {
   readonly #lookup: (name: string) => IndexedStore | undefined;
   readonly #warn: (message: string) => void;
+  readonly #context: GuardContext;
+  /** Messages reported in this render (each once). */
   readonly #reported = new Set<string>();
+  readonly #rejections: Rejection[] = [];
   /** Filtered `list()` results of this render, by store. */
   readonly #lists = new Map<string, readonly KubeObject[]>();
+  /** Stores checked against the context's definitions in this render: the store, or undefined when refused. */
+  readonly #stores = new Map<string, IndexedStore | undefined>();
 
-  constructor(lookup: (name: string) => IndexedStore | undefined, warn: (message: string) => void) {
+  constructor(lookup: (name: string) => IndexedStore | undefined, warn: (message: string) => void, context: GuardContext = DEFAULT_CONTEXT) {
     this.#lookup = lookup;
     this.#warn = warn;
+    this.#context = context;
+  }
+
+  /** The structured rejections reported so far in this render, in report order. */
+  get rejections(): readonly Rejection[] {
+    return this.#rejections;
   }
 
   list(store: string): readonly KubeObject[] {
     let list = this.#lists.get(store);
     if (list === undefined) {
-      list = this.#filter(this.#lookup(store)?.list() ?? []);
+      list = this.#filter(this.store(store)?.list() ?? []);
       this.#lists.set(store, list);
     }
     return list;
   }
 
   fetch(store: string, keys: readonly string[]): readonly KubeObject[] {
-    return this.#filter(this.#lookup(store)?.fetch(keys) ?? []);
+    return this.#filter(this.store(store)?.fetch(keys) ?? []);
   }
 
   getSingle(store: string, keys: readonly string[]): KubeObject | undefined {
@@ -36,23 +52,64 @@ export class GuardedReader implements ModelSource {
     return found.length === 1 ? found[0] : undefined;
   }
 
+  /** The raw store, with its kind settled; undefined when unknown or of a contradicting kind. */
   store(name: string): IndexedStore | undefined {
-    return this.#lookup(name);
+    if (this.#stores.has(name)) return this.#stores.get(name);
+    let store = this.#lookup(name);
+    const declared = this.#context.definitions.get(name);
+    if (store !== undefined && declared !== undefined) {
+      const held = store.adopt(declared);
+      if (held.kind !== declared.kind) {
+        this.#report(`store ${name} holds ${held.kind} objects, but the template set declares it for ${declared.kind}; none of them are rendered`);
+        store = undefined;
+      }
+    }
+    this.#stores.set(name, store);
+    return store;
   }
 
+  /** The verdict on an object of one of this render's stores, under this render's policy. */
+  verdict(object: KubeObject): GuardVerdict {
+    return guardObject(object, this.#context);
+  }
+
+  /** Reports a rejection message met elsewhere (the routing model replays them); once per render. */
   reject(reason: string): void {
-    if (this.#reported.has(reason)) return;
-    this.#reported.add(reason);
-    this.#warn(`rejected ${reason}`);
+    this.#report(`rejected ${reason}`);
+  }
+
+  /**
+   * Reports every rejection in the named stores, store by store in key order, and returns them.
+   * Costs what changed in each store since the previous render (see rejection-index.ts).
+   */
+  collectRejections(stores: readonly string[]): readonly Rejection[] {
+    for (const name of stores) {
+      const store = this.store(name);
+      if (store === undefined) continue;
+      for (const rejection of storeRejections(store, this.#context)) this.#add(rejection);
+    }
+    return this.#rejections;
   }
 
   #filter(objects: readonly KubeObject[]): KubeObject[] {
     const out: KubeObject[] = [];
     for (const object of objects) {
-      const verdict = guardObject(object);
-      if (verdict.ok) out.push(object);
-      else this.reject(verdict.reason);
+      const verdict = guardObject(object, this.#context);
+      for (const rejection of verdict.rejections) this.#add(rejection);
+      if (verdict.ok) out.push(verdict.object);
     }
     return out;
+  }
+
+  #add(rejection: Rejection): void {
+    if (this.#report(`rejected ${rejectionMessage(rejection)}`)) this.#rejections.push(rejection);
+  }
+
+  /** Warns once per message and render; returns whether it was new. */
+  #report(message: string): boolean {
+    if (this.#reported.has(message)) return false;
+    this.#reported.add(message);
+    this.#warn(message);
+    return true;
   }
 }

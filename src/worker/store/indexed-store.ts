@@ -1,11 +1,12 @@
 // IndexedStore: the objects of one watched resource type, indexed by the fields its store
-// definition names. Exact lookups (all index keys) and prefix lookups (the first k keys) walk a
-// tree of maps, one level per index field; `list()` is sorted by namespace/name, with the key
-// order kept up to date by binary search on each change instead of a full re-sort. Every change
-// bumps the store's generation and lands in a bounded journal, so incremental consumers (the
-// routing model builder) can ask which keys changed since they last looked. Pure and synchronous:
-// used on the main thread and in worker replicas.
+// definition names (exact and prefix lookups walk a tree of maps; `list()` stays sorted by
+// namespace/name through binary-search inserts). Every change bumps the generation and lands in a
+// bounded journal, so incremental consumers ask which keys changed. Every object passes
+// admission (store-admission.ts) on its way in. Pure and synchronous: main thread and replicas.
 import type { KubeObject } from '../protocol.js';
+import { admitObject, type StoreIdentity, type StoreKind } from './store-admission.js';
+
+export { StoreRefusal, type StoreKind } from './store-admission.js';
 
 /** The primary key of an object: `namespace/name`, or `name` for cluster-scoped objects. */
 export function objectKey(object: KubeObject): string {
@@ -56,6 +57,8 @@ type IndexNode = Map<string, IndexNode | Map<string, KubeObject>>;
 export class IndexedStore {
   readonly name: string;
   readonly indexBy: readonly string[];
+  /** What the objects of this store remember as their store (see store-admission.ts). */
+  readonly #identity: StoreIdentity;
   readonly #paths: readonly (readonly string[])[];
   readonly #byKey = new Map<string, KubeObject>();
   readonly #index: IndexNode = new Map();
@@ -69,11 +72,38 @@ export class IndexedStore {
   #journal: string[] = [];
   #journalStart = 0;
 
-  constructor(name: string, indexBy: readonly string[] = ['metadata.namespace', 'metadata.name']) {
+  /**
+   * `definition` is the kind and apiVersion of the objects the store holds: it stamps them on
+   * objects that lack them, refuses other kinds, and decides which checks the guard applies.
+   * A store without one admits any named object, and the guard renders none of them until a
+   * template set names the store's kind (see `adopt`).
+   */
+  constructor(name: string, indexBy: readonly string[] = ['metadata.namespace', 'metadata.name'], definition?: StoreKind) {
     if (indexBy.length === 0) throw new TypeError(`store ${name}: indexBy must name at least one field`);
     this.name = name;
     this.indexBy = indexBy;
     this.#paths = indexBy.map(parseFieldPath);
+    this.#identity = { name, definition: definition === undefined ? undefined : { kind: definition.kind, apiVersion: definition.apiVersion } };
+  }
+
+  /** The kind and apiVersion this store holds, when it has a definition. */
+  get definition(): StoreKind | undefined {
+    return this.#identity.definition;
+  }
+
+  /**
+   * Gives a store created without a definition the one a template set declares for it. Only
+   * once: a store with a definition keeps its own, and the answer says which one is in force.
+   * Objects already admitted keep their fields; the guard refuses those of another kind.
+   */
+  adopt(definition: StoreKind): StoreKind {
+    this.#identity.definition ??= { kind: definition.kind, apiVersion: definition.apiVersion };
+    return this.#identity.definition;
+  }
+
+  /** The object as this store would keep it; throws a StoreRefusal if the store refuses it. */
+  admit(object: KubeObject): KubeObject {
+    return admitObject(object, this.#identity);
   }
 
   get size(): number {
@@ -99,8 +129,13 @@ export class IndexedStore {
     return this.#paths.map((path) => fieldValue(object, path));
   }
 
-  /** Inserts or replaces; returns whether the object is new. */
-  upsert(object: KubeObject, key: string = objectKey(object)): boolean {
+  /**
+   * Admits, then inserts or replaces; returns whether the object is new. Throws a StoreRefusal
+   * (and changes nothing) when the store refuses the object.
+   */
+  upsert(raw: KubeObject, key?: string): boolean {
+    const object = this.admit(raw);
+    key ??= objectKey(object);
     const previous = this.#byKey.get(key);
     if (previous !== undefined) this.#unindex(key, previous);
     this.#byKey.set(key, object);
@@ -130,6 +165,11 @@ export class IndexedStore {
 
   get(key: string): KubeObject | undefined {
     return this.#byKey.get(key);
+  }
+
+  /** The primary keys held, in no particular order. */
+  keys(): IterableIterator<string> {
+    return this.#byKey.keys();
   }
 
   /** Every object, sorted by namespace/name. The array is shared: do not mutate it. */

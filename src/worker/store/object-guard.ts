@@ -1,190 +1,180 @@
-// Checks values taken from cluster objects before they can reach a template. Handlebars runs with
-// `noEscape` (HTML escaping would corrupt HAProxy ACLs), so a newline in a host or a quote in a
-// path would otherwise inject directives. A rejected object is left out of every template's view
-// and named in a warning; the rest of the cluster still renders. Verdicts are cached per object
-// identity, so a render re-checks only the objects that changed.
-import { isIP } from 'node:net';
-import type { KubeObject } from '../protocol.js';
+// Checks values from cluster objects before they reach a template (Handlebars runs `noEscape`, so
+// a newline in a host would inject directives). Checks are chosen by the kind of the store the
+// object entered, never by its `kind` field; an object no store admitted is never accepted. A
+// verdict is the accepted view (the object itself, or a frozen copy without its bad parts) plus
+// structured rejections, or the object's rejection; cached per object identity and guard policy.
+import type { KubeObject, Rejection, RejectionScope } from '../protocol.js';
+import { annotationChecksGeneration } from './annotation-checks.js';
+import { checkEndpointSlice } from './endpoint-slice-check.js';
+import type { KindOutcome, Problem } from './field-rules.js';
+import { activeGuardContext, type GuardContext, type GuardPolicy } from './guard-context.js';
+import { checkIngress } from './ingress-check.js';
+import { escapeLogText, printable, quote } from './log-text.js';
+import { checkMetadata } from './metadata-check.js';
+import { checkSecret } from './secret-check.js';
+import { checkService } from './service-check.js';
+import { storeOf } from './store-admission.js';
+import type { TlsMaterial } from './tls-material.js';
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const HOST = /^(?=.{1,253}$)(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-/** RFC 3986 path characters without the ones HAProxy configuration or map files treat specially. */
-const PATH = /^\/[A-Za-z0-9\-._~!$&()*+,;=:@%/]*$/;
-const PORT_NAME = /^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$/;
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f]/;
-const PATH_TYPES = new Set(['Exact', 'Prefix', 'ImplementationSpecific']);
+export { registerAnnotationCheck, type AnnotationCheck } from './annotation-checks.js';
+export { VALUE_LIMITS, type ValueLimit } from './value-limits.js';
+export { escapeLogText } from './log-text.js';
 
-export type GuardVerdict = { readonly ok: true } | { readonly ok: false; readonly reason: string };
+export type GuardVerdict =
+  | { readonly ok: true; readonly kind: string; readonly object: KubeObject; readonly rejections: readonly Rejection[] }
+  /** `reason` is the whole message: `Kind namespace/name: why`. */
+  | { readonly ok: false; readonly kind: string; readonly reason: string; readonly rejections: readonly Rejection[] };
 
-const OK: GuardVerdict = Object.freeze({ ok: true });
-const verdicts = new WeakMap<object, GuardVerdict>();
+const NO_REJECTIONS: readonly Rejection[] = Object.freeze([]);
 
-/** The verdict for one object; cached per object identity (stored objects are never mutated). */
-export function guardObject(object: KubeObject): GuardVerdict {
-  let verdict = verdicts.get(object);
-  if (verdict === undefined) {
-    const reason = checkObject(object);
-    verdict = reason === null ? OK : { ok: false, reason: `${describe(object)}: ${reason}` };
-    verdicts.set(object, verdict);
+/** A verdict and the kind it was checked as ('' for the generic checks alone). */
+interface CachedVerdict {
+  readonly checkedAs: string;
+  readonly verdict: GuardVerdict;
+}
+
+/** Verdicts by policy, then by object (raw objects and their views alike). */
+let verdicts = new WeakMap<GuardPolicy, WeakMap<object, CachedVerdict>>();
+let verdictsGeneration = annotationChecksGeneration();
+/** The checked certificate and key of each accepted TLS Secret view. */
+const tlsMaterials = new WeakMap<object, TlsMaterial>();
+
+/**
+ * The verdict on an object of a store, checked as the kind of the store it entered (see
+ * store-admission.ts) under the context's policy; a store without a kind gets the generic checks
+ * alone. An object no store admitted is never accepted. Cached per object identity: stored
+ * objects are never mutated.
+ */
+export function guardObject(object: KubeObject, context: GuardContext = activeGuardContext()): GuardVerdict {
+  const store = storeOf(object);
+  if (store === undefined) {
+    // Not a stored object: one of the views handed out, or something that never entered a store.
+    const cached = cacheFor(context.policy).get(object);
+    if (cached !== undefined) return cached.verdict;
+    const kind = labelOf(undefined, object);
+    const only = rejection(kind, object, { scope: 'object', reason: 'was not admitted by a store, so it was never checked' });
+    return { ok: false, kind, reason: rejectionMessage(only), rejections: [only] };
   }
+  return checkObjectAs(object, store.definition?.kind, context);
+}
+
+/**
+ * The verdict on an object checked as `kind` (undefined: the generic checks alone), whatever
+ * store (if any) holds it. Cached likewise.
+ */
+export function checkObjectAs(object: KubeObject, kind: string | undefined, context: GuardContext = activeGuardContext()): GuardVerdict {
+  const cache = cacheFor(context.policy);
+  const checkedAs = kind ?? '';
+  const cached = cache.get(object);
+  if (cached !== undefined && cached.checkedAs === checkedAs) return cached.verdict;
+  const verdict = computeVerdict(object, kind, context.policy);
+  cache.set(object, { checkedAs, verdict });
+  if (verdict.ok && verdict.object !== object) cache.set(verdict.object, { checkedAs, verdict });
   return verdict;
 }
 
-/** `Kind namespace/name`, as used in every message about an object. */
+/** The accepted view of an object, or undefined when it is rejected. Views map to themselves. */
+export function acceptedView(object: KubeObject, context?: GuardContext): KubeObject | undefined {
+  const verdict = guardObject(object, context);
+  return verdict.ok ? verdict.object : undefined;
+}
+
+/** The checked certificate and key of an accepted TLS Secret (or its view). */
+export function tlsMaterialOf(secret: KubeObject, context?: GuardContext): TlsMaterial | undefined {
+  const view = acceptedView(secret, context);
+  return view === undefined ? undefined : tlsMaterials.get(view);
+}
+
+/**
+ * `Kind namespace/name`, printable (escaped) in every case. The kind is the kind of the object's
+ * store; only for a store without one is it the object's own, as a label.
+ */
 export function describe(object: KubeObject): string {
-  const meta = object.metadata as KubeObject['metadata'] | undefined;
-  const name = meta?.namespace ? `${meta.namespace}/${meta.name}` : (meta?.name ?? '(unnamed)');
-  return `${object.kind ?? 'object'} ${name}`;
+  return describeAs(labelOf(storeOf(object)?.definition?.kind, object), object);
 }
 
-function checkObject(object: KubeObject): string | null {
-  const meta = object.metadata as KubeObject['metadata'] | undefined;
-  if (meta === undefined || typeof meta.name !== 'string') return 'metadata.name is missing';
-  if (!DNS_SUBDOMAIN.test(meta.name)) return `metadata.name ${JSON.stringify(meta.name)} is not a valid DNS subdomain`;
-  if (meta.namespace !== undefined && !DNS_LABEL.test(meta.namespace)) {
-    return `metadata.namespace ${JSON.stringify(meta.namespace)} is not a valid DNS label`;
-  }
-  for (const field of ['labels', 'annotations'] as const) {
-    const entries = meta[field];
-    if (entries === undefined) continue;
-    for (const [key, value] of Object.entries(entries)) {
-      if (typeof value !== 'string' || CONTROL.test(value) || CONTROL.test(key)) {
-        return `metadata.${field}[${JSON.stringify(key)}] contains a control character (newline or similar)`;
-      }
-    }
-  }
-  switch (object.kind) {
-    case 'Ingress':
-      return checkIngress(object);
-    case 'Service':
-      return checkService(object);
-    case 'EndpointSlice':
-      return checkEndpointSlice(object);
-    case 'Secret':
-      return checkSecret(object);
-    default:
-      return null;
-  }
+/** The message of a rejection, as it appears in warnings: `Kind namespace/name: reason`. */
+export function rejectionMessage(r: Rejection): string {
+  return `${r.kind} ${r.namespace === '' ? r.name : `${r.namespace}/${r.name}`}: ${r.reason}`;
 }
 
-function checkIngress(object: KubeObject): string | null {
-  const spec = object.spec as Record<string, unknown> | undefined;
-  if (spec === undefined || typeof spec !== 'object') return 'spec is missing';
-  if (spec.ingressClassName !== undefined && (typeof spec.ingressClassName !== 'string' || !DNS_SUBDOMAIN.test(spec.ingressClassName))) {
-    return `spec.ingressClassName ${JSON.stringify(spec.ingressClassName)} is not a valid name`;
-  }
-  if (spec.defaultBackend !== undefined) {
-    const problem = checkBackend(spec.defaultBackend, 'spec.defaultBackend');
-    if (problem !== null) return problem;
-  }
-  const rules = spec.rules ?? [];
-  if (!Array.isArray(rules)) return 'spec.rules must be a list';
-  for (let r = 0; r < rules.length; r++) {
-    const rule = rules[r] as Record<string, unknown>;
-    const where = `spec.rules[${r}]`;
-    if (rule.host !== undefined && (typeof rule.host !== 'string' || !HOST.test(rule.host))) {
-      return `${where}.host ${JSON.stringify(rule.host)} is not a valid host name`;
-    }
-    const http = rule.http as { paths?: unknown } | undefined;
-    if (http === undefined) continue;
-    if (!Array.isArray(http.paths)) return `${where}.http.paths must be a list`;
-    for (let p = 0; p < http.paths.length; p++) {
-      const path = http.paths[p] as Record<string, unknown>;
-      const at = `${where}.http.paths[${p}]`;
-      const value = path.path ?? '/';
-      if (typeof value !== 'string' || !PATH.test(value)) {
-        return `${at}.path ${JSON.stringify(value)} is not a safe URL path (it must start with '/' and hold no spaces, quotes, '#' or control characters)`;
-      }
-      if (typeof path.pathType !== 'string' || !PATH_TYPES.has(path.pathType)) {
-        return `${at}.pathType ${JSON.stringify(path.pathType)} must be Exact, Prefix or ImplementationSpecific`;
-      }
-      const problem = checkBackend(path.backend, `${at}.backend`);
-      if (problem !== null) return problem;
-    }
-  }
-  const tls = spec.tls ?? [];
-  if (!Array.isArray(tls)) return 'spec.tls must be a list';
-  for (let t = 0; t < tls.length; t++) {
-    const entry = tls[t] as Record<string, unknown>;
-    if (entry.secretName !== undefined && (typeof entry.secretName !== 'string' || !DNS_SUBDOMAIN.test(entry.secretName))) {
-      return `spec.tls[${t}].secretName ${JSON.stringify(entry.secretName)} is not a valid name`;
-    }
-    const hosts = entry.hosts ?? [];
-    if (!Array.isArray(hosts)) return `spec.tls[${t}].hosts must be a list`;
-    for (const host of hosts) {
-      if (typeof host !== 'string' || !HOST.test(host)) return `spec.tls[${t}].hosts entry ${JSON.stringify(host)} is not a valid host name`;
-    }
-  }
-  return null;
+function describeAs(kind: string, object: KubeObject): string {
+  const meta = object.metadata as Record<string, unknown> | undefined;
+  const name = meta?.name === undefined ? '(unnamed)' : printable(meta.name);
+  return `${printable(kind)} ${typeof meta?.namespace === 'string' && meta.namespace !== '' ? `${printable(meta.namespace)}/${name}` : name}`;
 }
 
-function checkBackend(raw: unknown, where: string): string | null {
-  const backend = raw as { service?: { name?: unknown; port?: { number?: unknown; name?: unknown } } } | undefined;
-  const service = backend?.service;
-  if (service === undefined) return `${where}.service is missing (resource backends are not supported)`;
-  if (typeof service.name !== 'string' || !DNS_LABEL.test(service.name)) {
-    return `${where}.service.name ${JSON.stringify(service.name)} is not a valid service name`;
-  }
-  const port = service.port;
-  if (port?.number !== undefined) {
-    if (!isPort(port.number)) return `${where}.service.port.number ${JSON.stringify(port.number)} is not a port number`;
-  } else if (port?.name !== undefined) {
-    if (typeof port.name !== 'string' || !PORT_NAME.test(port.name)) return `${where}.service.port.name ${JSON.stringify(port.name)} is not a valid port name`;
-  } else {
-    return `${where}.service.port needs a number or a name`;
-  }
-  return null;
+function labelOf(kind: string | undefined, object: KubeObject): string {
+  return kind ?? (typeof object.kind === 'string' && object.kind !== '' ? object.kind : 'object');
 }
 
-function checkService(object: KubeObject): string | null {
-  const spec = object.spec as { ports?: unknown } | undefined;
-  if (spec === undefined || typeof spec !== 'object') return 'spec is missing';
-  const ports = spec.ports ?? [];
-  if (!Array.isArray(ports)) return 'spec.ports must be a list';
-  for (let i = 0; i < ports.length; i++) {
-    const port = ports[i] as Record<string, unknown>;
-    if (!isPort(port.port)) return `spec.ports[${i}].port ${JSON.stringify(port.port)} is not a port number`;
-    if (port.name !== undefined && (typeof port.name !== 'string' || !PORT_NAME.test(port.name))) {
-      return `spec.ports[${i}].name ${JSON.stringify(port.name)} is not a valid port name`;
+function cacheFor(policy: GuardPolicy): WeakMap<object, CachedVerdict> {
+  if (verdictsGeneration !== annotationChecksGeneration()) {
+    verdicts = new WeakMap();
+    verdictsGeneration = annotationChecksGeneration();
+  }
+  let cache = verdicts.get(policy);
+  if (cache === undefined) {
+    cache = new WeakMap();
+    verdicts.set(policy, cache);
+  }
+  return cache;
+}
+
+type KindCheck = (object: KubeObject, policy: GuardPolicy) => KindOutcome & { readonly material?: TlsMaterial };
+
+/** The kinds the guard checks field by field; all are namespaced. */
+const KIND_CHECKS: Readonly<Record<string, KindCheck>> = {
+  Ingress: checkIngress,
+  Service: checkService,
+  EndpointSlice: checkEndpointSlice,
+  Secret: checkSecret,
+};
+
+function computeVerdict(object: KubeObject, checkAs: string | undefined, policy: GuardPolicy): GuardVerdict {
+  const kind = labelOf(checkAs, object);
+  const refuse = (problem: Problem, before: readonly Rejection[] = []): GuardVerdict => {
+    const all = [...before, rejection(kind, object, problem)];
+    return { ok: false, kind, reason: rejectionMessage(all[all.length - 1] as Rejection), rejections: Object.freeze(all) };
+  };
+  if (checkAs !== undefined && object.kind !== undefined && object.kind !== checkAs) {
+    return refuse({ scope: 'object', reason: `kind ${quote(object.kind)} is not the kind of its store (${kind})` });
+  }
+  let meta;
+  let outcome;
+  try {
+    const check = checkAs !== undefined && Object.hasOwn(KIND_CHECKS, checkAs) ? KIND_CHECKS[checkAs] : undefined;
+    meta = checkMetadata(object, checkAs ?? '', check !== undefined);
+    if ('rejected' in meta) return refuse(meta.rejected);
+    outcome = check?.(object, policy) ?? { dropped: [] };
+  } catch (error) {
+    // The checks handle every shape; a throw is a bug, and it still costs only this object.
+    return refuse({ scope: 'object', reason: `could not be checked (${error instanceof Error ? error.message : String(error)})` });
+  }
+  const dropped = meta.dropped.map((p) => rejection(kind, object, p));
+  if ('rejected' in outcome) return refuse(outcome.rejected, dropped);
+  for (const problem of outcome.dropped) dropped.push(rejection(kind, object, problem));
+  let view = object;
+  if (outcome.patch !== undefined || meta.metadata !== object.metadata) {
+    const copy: Record<string, unknown> = { ...object, metadata: meta.metadata };
+    if (checkAs !== undefined) copy.kind = checkAs;
+    for (const [field, value] of Object.entries(outcome.patch ?? {})) {
+      if (value === undefined) delete copy[field];
+      else copy[field] = value;
     }
+    view = Object.freeze(copy) as KubeObject;
   }
-  return null;
+  if (outcome.material !== undefined) tlsMaterials.set(view, outcome.material);
+  return { ok: true, kind, object: view, rejections: dropped.length === 0 ? NO_REJECTIONS : Object.freeze(dropped) };
 }
 
-function checkEndpointSlice(object: KubeObject): string | null {
-  const ports = object.ports ?? [];
-  if (!Array.isArray(ports)) return 'ports must be a list';
-  for (let i = 0; i < ports.length; i++) {
-    const port = ports[i] as Record<string, unknown>;
-    if (!isPort(port.port)) return `ports[${i}].port ${JSON.stringify(port.port)} is not a port number`;
-    if (port.name !== undefined && port.name !== '' && (typeof port.name !== 'string' || !PORT_NAME.test(port.name))) {
-      return `ports[${i}].name ${JSON.stringify(port.name)} is not a valid port name`;
-    }
-  }
-  const endpoints = object.endpoints ?? [];
-  if (!Array.isArray(endpoints)) return 'endpoints must be a list';
-  for (let e = 0; e < endpoints.length; e++) {
-    const addresses = (endpoints[e] as { addresses?: unknown }).addresses;
-    if (!Array.isArray(addresses)) return `endpoints[${e}].addresses must be a list`;
-    for (const address of addresses) {
-      if (typeof address !== 'string' || isIP(address) === 0) return `endpoints[${e}].addresses entry ${JSON.stringify(address)} is not an IP address`;
-    }
-  }
-  return null;
-}
-
-function checkSecret(object: KubeObject): string | null {
-  const data = object.data;
-  if (data === undefined) return null;
-  if (typeof data !== 'object' || data === null) return 'data must be a mapping';
-  for (const [key, value] of Object.entries(data)) {
-    if (typeof value !== 'string' || !/^[A-Za-z0-9+/\r\n]*={0,2}\s*$/.test(value)) return `data[${JSON.stringify(key)}] is not base64`;
-  }
-  return null;
-}
-
-function isPort(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 65535;
+function rejection(kind: string, object: KubeObject, problem: { readonly scope: RejectionScope; readonly reason: string }): Rejection {
+  const meta = object.metadata as Record<string, unknown> | undefined;
+  return Object.freeze({
+    kind: printable(kind),
+    namespace: typeof meta?.namespace === 'string' ? printable(meta.namespace) : '',
+    name: meta?.name === undefined ? '(unnamed)' : printable(meta.name),
+    scope: problem.scope,
+    reason: escapeLogText(problem.reason),
+  });
 }

@@ -8,6 +8,7 @@ import { UNCACHED, type TextDerivations } from './auxiliary/text-derivations.js'
 import { UsageScanner } from './auxiliary/usage-scanner.js';
 import { UsageState } from './auxiliary/usage-state.js';
 import { CONFIG_FILE, describe, IssueSink, type ValidationReport } from './issue-sink.js';
+import { checkLineLengths, withLineIssues } from './line-limits.js';
 import { PathResolver, type ValidationPaths } from './paths.js';
 import { parseStructure } from './structure/structure-parser.js';
 import { StructureState } from './structure/structure-state.js';
@@ -54,9 +55,13 @@ import { StructureState } from './structure/structure-state.js';
 // certificate on its text alone: both are cached per text. The rest (private keys, crt-lists)
 // depends on the other files and is checked afresh.
 
-/** Phase 'validation': sections, keywords, references and server lines of `config`. Never throws. */
+/**
+ * Phase 'validation': no line of the config or its files longer than HAProxy reads whole
+ * (line-limits.ts), then sections, keywords, references and server lines of `config`. Never throws.
+ */
 export function validateStructure(config: string, aux: AuxiliaryFiles, paths: ValidationPaths): ValidationReport {
-  return structurePhase(aux, paths, UNCACHED, (state) => state.apply(parseStructure(config), 0));
+  const report = structurePhase(aux, paths, UNCACHED, (state) => state.apply(parseStructure(config), 0));
+  return withLineIssues(checkLineLengths(config, aux), report);
 }
 
 /** Phase 'auxiliary': maps, certificates and crt-lists are well formed. Never throws. */

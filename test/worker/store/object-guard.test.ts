@@ -1,14 +1,23 @@
+// The object guard: verdicts by the kind an object is checked as, messages that name the object
+// and the field, the smallest unit left out, and renders in which rejected objects and parts
+// never reach the output while everything else still renders.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { InlinePipeline } from '../../../src/main/pipeline/inline-pipeline.js';
 import { StoreProvider } from '../../../src/main/stores/store-provider.js';
-import { describe as describeObject, guardObject } from '../../../src/worker/store/object-guard.js';
+import { checkObjectAs, describe as describeObject, guardObject, type GuardVerdict } from '../../../src/worker/store/object-guard.js';
 import type { KubeObject, TemplateSetSource } from '../../../src/worker/protocol.js';
 import { defaultTemplateSet, endpointSlice, ingress, renderOk, rule, service, storeNameFor, tlsSecret } from '../../helpers/cluster.js';
 
+/** The verdict on an object checked as the kind it says it is (the tests' objects are honest). */
+function verdictOf(object: KubeObject): GuardVerdict {
+  return checkObjectAs(object, object.kind);
+}
+
+/** Every rejection message of an object: its own, or those of the parts left out of it. */
 function reasonOf(object: KubeObject): string {
-  const verdict = guardObject(object);
-  if (verdict.ok) throw new Error(`expected ${describeObject(object)} to be rejected`);
-  return verdict.reason;
+  const verdict = verdictOf(object);
+  if (verdict.ok && verdict.rejections.length === 0) throw new Error(`expected ${describeObject(object)} to be rejected, whole or in part`);
+  return verdict.ok ? verdict.rejections.map((r) => `${r.kind} ${r.namespace}/${r.name}: ${r.reason}`).join('\n') : verdict.reason;
 }
 
 /** A healthy app `shop/web` plus whatever the test adds. */
@@ -68,7 +77,8 @@ const cases: Case[] = [
     object: ingress('evil', 'quoted', { rules: [rule('quoted.example.com', { path: '/a', service: 'web' }, { path: '/x"injected_quote', service: 'web' })] }),
     names: 'Ingress evil/quoted',
     field: 'spec.rules[0].http.paths[1].path',
-    marker: 'quoted.example.com',
+    // Only the bad path goes: quoted.example.com/a still routes.
+    marker: 'injected_quote',
   },
   {
     title: 'a bad pathType',
@@ -82,7 +92,8 @@ const cases: Case[] = [
     object: endpointSlice('shop', 'web', ['10.0.0.9', 'pod.injected-endpoint.local'], undefined, 'web-fqdn'),
     names: 'EndpointSlice shop/web-fqdn',
     field: 'endpoints[1].addresses',
-    marker: '10.0.0.9',
+    // Only the bad endpoint goes: 10.0.0.9 stays a server.
+    marker: 'injected-endpoint',
   },
 ];
 
@@ -99,9 +110,11 @@ describe('guardObject', () => {
     expect(reason).toContain(field);
   });
 
-  it('accepts well-formed Ingresses, Services, EndpointSlices and Secrets', () => {
+  it('accepts well-formed Ingresses, Services, EndpointSlices and Secrets as they are', () => {
     for (const object of [...healthy(), tlsSecret('shop', 'tls'), endpointSlice('shop', 'v6', ['fd00::1'])]) {
-      expect(guardObject(object), describeObject(object)).toEqual({ ok: true });
+      const verdict = verdictOf(object);
+      expect(verdict.ok && verdict.rejections, describeObject(object)).toEqual([]);
+      expect(verdict.ok && verdict.object, describeObject(object)).toBe(object);
     }
   });
 
@@ -109,7 +122,13 @@ describe('guardObject', () => {
     const object = ingress('shop', 'ok', {
       rules: [rule('*.shop.example.com', { path: '/a%20b/c;v=1', pathType: 'ImplementationSpecific', service: 'web' })],
     });
-    expect(guardObject(object).ok).toBe(true);
+    expect(verdictOf(object)).toMatchObject({ ok: true, rejections: [] });
+  });
+
+  it('never accepts an object that no store admitted', () => {
+    const verdict = guardObject(ingress('shop', 'loose', {}));
+    expect(verdict.ok).toBe(false);
+    expect(!verdict.ok && verdict.reason).toContain('was not admitted by a store');
   });
 
   it.each([
@@ -128,9 +147,14 @@ describe('guardObject', () => {
 
   it('caches the verdict per object identity', () => {
     const object = healthy()[0] as KubeObject;
-    expect(guardObject(object)).toBe(guardObject(object));
+    expect(verdictOf(object)).toBe(verdictOf(object));
     const bad = caseObject('a newline in an annotation');
-    expect(guardObject(bad)).toBe(guardObject(bad));
+    expect(verdictOf(bad)).toBe(verdictOf(bad));
+    const partly = caseObject('a quote in a path');
+    const view = verdictOf(partly);
+    expect(view).toBe(verdictOf(partly));
+    // The view handed out maps to the same verdict.
+    expect(view.ok && checkObjectAs(view.object, 'Ingress')).toBe(view);
   });
 
   it('describes objects as Kind namespace/name, or Kind name when cluster-scoped', () => {
@@ -164,7 +188,10 @@ describe('rejected objects in a render with the default template set', () => {
     // Nothing of the rejected object reaches the output.
     expect(allOutput(out)).not.toContain(marker);
     expect(allOutput(out)).not.toContain('injected');
-    expect(out.haproxyConfig).toBe(base.haproxyConfig);
+    // The healthy app's backend is unchanged by its bad neighbour (a slice of its own Service adds its good endpoint).
+    if (object.kind === 'EndpointSlice') return;
+    const webBackend = (config: string): string => config.slice(config.indexOf('backend ing_shop_web_web_80'));
+    expect(webBackend(out.haproxyConfig).split('\n\n')[0]).toBe(webBackend(base.haproxyConfig).split('\n\n')[0]);
   });
 
   it('reports each rejected object once per render even though several templates read it', () => {
@@ -173,20 +200,25 @@ describe('rejected objects in a render with the default template set', () => {
     expect(out.warnings.filter((w) => w.includes('Ingress evil/spaced'))).toHaveLength(1);
   });
 
-  it('leaves out a rejected object through the InlinePipeline and StoreProvider too', async () => {
+  it('leaves out a rejected path through the InlinePipeline and StoreProvider too, and reports it as data', async () => {
     const stores = new StoreProvider(set.stores);
     const bad = caseObject('a quote in a path');
     for (const object of [...healthy(), bad]) stores.store(storeNameFor(object, set.stores)).upsert(object);
     const result = await new InlinePipeline({ templateSet: set }).execute(new AbortController().signal, stores, 'reconcile');
     expect(result.warnings.some((w) => w.startsWith('rejected Ingress evil/quoted: spec.rules[0].http.paths[1].path'))).toBe(true);
-    expect(result.auxiliaryFiles.maps['host-prefix.map']).toBe('shop.example.com/ ing_shop_web_web_80\n');
-    expect(result.haproxyConfig).not.toContain('ing_evil_quoted');
+    expect(result.rejections).toEqual([
+      expect.objectContaining({ kind: 'Ingress', namespace: 'evil', name: 'quoted', scope: 'path', reason: expect.stringContaining('spec.rules[0].http.paths[1].path') }),
+    ]);
+    expect(result.auxiliaryFiles.maps['host-prefix.map']).toContain('shop.example.com/ ing_shop_web_web_80\n');
+    expect(result.auxiliaryFiles.maps['host-prefix.map']).toContain('quoted.example.com/a/ ing_evil_quoted_web_80\n');
+    expect(result.auxiliaryFiles.maps['host-prefix.map']).not.toContain('injected');
   });
 
-  it('drops every endpoint of a rejected EndpointSlice but keeps the other slices of the Service', () => {
+  it('drops only the bad endpoint of an EndpointSlice and keeps its other endpoints and the other slices', () => {
     const bad = caseObject('a non-IP endpoint address');
     const out = renderOk(set, [...healthy(), bad]);
     const servers = out.haproxyConfig.split('\n').filter((l) => l.includes('server srv') && !l.endsWith('disabled'));
-    expect(servers.map((l) => l.trim())).toEqual(['server srv1 10.0.0.1:8080', 'server srv2 10.0.0.2:8080']);
+    expect(servers.map((l) => l.trim().replace(/ check$/, ''))).toEqual(['server srv1 10.0.0.1:8080', 'server srv2 10.0.0.2:8080', 'server srv3 10.0.0.9:8080']);
+    expect(out.rejections).toEqual([expect.objectContaining({ kind: 'EndpointSlice', name: 'web-fqdn', scope: 'endpoint' })]);
   });
 });

@@ -188,4 +188,26 @@ describe('StoreReplica', () => {
       expect(contents(replica, 'secrets')).toEqual(['ns/s@6']);
     });
   });
+
+  describe('re-checking, not trusting, what it is sent', () => {
+    const SLICES = { kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1' };
+
+    it('rebuilds each store with the definition of the snapshot, stamping it on objects that lack one', () => {
+      const replica = new StoreReplica();
+      replica.apply({ kind: 'full', toVersion: 1, stores: { endpointslices: { indexBy: BY_NAME, ...SLICES, objects: [obj('ns', 'a')] } } });
+      expect(replica.store('endpointslices')?.definition).toEqual(SLICES);
+      expect(replica.store('endpointslices')?.get('ns/a')).toMatchObject(SLICES);
+    });
+
+    it('does not hold an object of another kind, and drops what its key held before', () => {
+      const replica = new StoreReplica();
+      const service = { ...obj('ns', 'a'), kind: 'Service', apiVersion: 'v1' };
+      replica.apply({ kind: 'full', toVersion: 1, stores: { endpointslices: { indexBy: BY_NAME, ...SLICES, objects: [obj('ns', 'a'), service] } } });
+      expect(replica.refused).toBe(1);
+      expect(contents(replica, 'endpointslices')).toEqual(['ns/a@0']);
+      expect(replica.apply(delta(1, 2, upsert('endpointslices', service)))).toEqual({ accepted: true, version: 2 });
+      expect(replica.refused).toBe(2);
+      expect(contents(replica, 'endpointslices')).toEqual([]);
+    });
+  });
 });

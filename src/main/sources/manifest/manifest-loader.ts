@@ -135,10 +135,10 @@ function checkShape(item: unknown): string | null {
   return null;
 }
 
-/** Namespaced objects without a namespace land in `default`, as kubectl would put them. */
+/** Namespaced objects without a namespace land in `default`, as kubectl would put them; cluster-scoped ones keep none. */
 function storeFor(object: KubeObject, stores: readonly StoreDefinition[]): string | undefined {
   const def = stores.find((s) => s.kind === object.kind && s.apiVersion === object.apiVersion);
-  if (def !== undefined && object.metadata.namespace === undefined) object.metadata.namespace = 'default';
+  if (def !== undefined && def.namespaced !== false && object.metadata.namespace === undefined) object.metadata.namespace = 'default';
   return def?.name;
 }
 

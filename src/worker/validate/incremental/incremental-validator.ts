@@ -8,6 +8,8 @@ import { scanPem, type PemSummary } from '../auxiliary/pem.js';
 import type { TextDerivations } from '../auxiliary/text-derivations.js';
 import type { ValidationReport } from '../issue-sink.js';
 import type { ValidationPaths } from '../paths.js';
+import { CONFIG_FILE } from '../issue-sink.js';
+import { auxiliaryLongLines, bufsizeIn, lineIssues, longLines, withLineIssues, type LongLine, type PlacedLines } from '../line-limits.js';
 import { auxiliaryPhase, checkAuxiliaryFiles, structurePhase, validateStructure } from '../phases.js';
 import { StructureParser } from '../structure/structure-parser.js';
 import { ChunkIndex, newChunk, type ChunkRecord } from './chunk-index.js';
@@ -58,6 +60,9 @@ export class IncrementalValidator {
   readonly #mapIssues = new GenerationCache<readonly LineIssue[]>();
   readonly #patternIssues = new GenerationCache<readonly LineIssue[]>();
   readonly #pems = new GenerationCache<PemSummary>();
+  /** The line cap's scans: per chunk (long lines, `tune.bufsize`) and per auxiliary file text. */
+  readonly #chunkLines = new WeakMap<ChunkRecord, { readonly lines: readonly LongLine[]; readonly bufsize: number | undefined }>();
+  readonly #fileLines = new GenerationCache<readonly LongLine[]>();
   readonly #derive: TextDerivations = {
     mapEntries: (text) => this.#mapEntries.get(text, () => mapEntriesWithValues(this.#parsedMaps.get(text, parseMapText))),
     mapIssues: (text, patternOnly) =>
@@ -83,7 +88,7 @@ export class IncrementalValidator {
     this.#mapEntries.begin();
     this.#parsedMaps.begin();
     try {
-      return structurePhase(aux, paths, this.#derive, (state) => {
+      const report = structurePhase(aux, paths, this.#derive, (state) => {
         for (const { record, offset } of this.#layoutOf(config)) {
           let ops = record.structure;
           if (ops === undefined) {
@@ -93,10 +98,35 @@ export class IncrementalValidator {
           state.apply(ops, offset);
         }
       });
+      return withLineIssues(this.#lineIssues(config, aux), report);
     } finally {
       this.#mapEntries.end();
       this.#parsedMaps.end();
     }
+  }
+
+  /** The line cap, as checkLineLengths() computes it, from scans cached per chunk and file text. */
+  #lineIssues(config: string, aux: AuxiliaryFiles): ReturnType<typeof lineIssues> {
+    const placed: PlacedLines[] = [];
+    let bufsize: number | undefined;
+    const lines: LongLine[] = [];
+    for (const { record, offset } of this.#layoutOf(config)) {
+      let scan = this.#chunkLines.get(record);
+      if (scan === undefined) {
+        scan = { lines: longLines(record.text), bufsize: bufsizeIn(record.text) };
+        this.#chunkLines.set(record, scan);
+      }
+      if (scan.bufsize !== undefined) bufsize = scan.bufsize;
+      for (const long of scan.lines) lines.push({ line: offset + long.line, length: long.length });
+    }
+    placed.push({ file: CONFIG_FILE, offset: 0, lines });
+    this.#fileLines.begin();
+    try {
+      placed.push(...auxiliaryLongLines(aux, (text) => this.#fileLines.get(text, longLines)));
+    } finally {
+      this.#fileLines.end();
+    }
+    return lineIssues(placed, bufsize);
   }
 
   checkAuxiliaryFiles(aux: AuxiliaryFiles, config: string, paths: ValidationPaths): ValidationReport {
