@@ -1,5 +1,6 @@
 // Loads a template set (one YAML file) into the plain form workers receive, with a content hash
-// that keys the workers' compiled-template caches. `--set key=value` overrides land in `values`.
+// that keys the workers' compiled-template caches. Programmatic overrides (output paths, the
+// default certificate) and then the user's `--set` / `--set-new` pairs land in `values`.
 // Errors name the file and, for YAML syntax errors, the line.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -7,22 +8,28 @@ import { parseDocument } from 'yaml';
 import type { HttpResourceDefinition, StoreDefinition, TemplateSetSource } from '../../worker/protocol.js';
 import { TemplateSetError } from '../core/errors.js';
 import { DEFAULT_TEMPLATE_SET_PATH } from '../core/paths.js';
+import { applyValueOverrides, type ValueOverrides } from './value-overrides.js';
 
 export { DEFAULT_TEMPLATE_SET_PATH };
 
 export { TemplateSetError } from '../core/errors.js';
+export { applyValueOverrides, parseSetOverrides, type ValueOverrides } from './value-overrides.js';
 
-export async function loadTemplateSet(file: string = DEFAULT_TEMPLATE_SET_PATH, overrides: Record<string, unknown> = {}): Promise<TemplateSetSource> {
+/**
+ * Loads and parses a template set. `overrides` replace or add values as given (the caller's own
+ * settings); `user` holds `--set` pairs, whose keys must exist in the values, and `--set-new` pairs.
+ */
+export async function loadTemplateSet(file: string = DEFAULT_TEMPLATE_SET_PATH, overrides: Record<string, unknown> = {}, user: ValueOverrides = {}): Promise<TemplateSetSource> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
     throw new TemplateSetError(file, `cannot read template set: ${(error as Error).message}`);
   }
-  return parseTemplateSet(text, file, overrides);
+  return parseTemplateSet(text, file, overrides, user);
 }
 
-export function parseTemplateSet(text: string, file: string, overrides: Record<string, unknown> = {}): TemplateSetSource {
+export function parseTemplateSet(text: string, file: string, overrides: Record<string, unknown> = {}, user: ValueOverrides = {}): TemplateSetSource {
   const doc = parseDocument(text, { prettyErrors: true });
   if (doc.errors.length > 0) {
     const first = doc.errors[0];
@@ -39,7 +46,7 @@ export function parseTemplateSet(text: string, file: string, overrides: Record<s
     throw new TemplateSetError(file, 'haproxyConfig must be a non-empty template string');
   }
   const stores = parseWatchedResources(raw.watchedResources, file);
-  const values = { ...(isRecord(raw.values) ? raw.values : {}), ...overrides };
+  const values = applyValueOverrides({ ...(isRecord(raw.values) ? raw.values : {}), ...overrides }, user, file);
   const set = {
     stores,
     snippets: stringRecord(raw.templateSnippets, 'templateSnippets', file),
@@ -52,35 +59,6 @@ export function parseTemplateSet(text: string, file: string, overrides: Record<s
   };
   const hash = createHash('sha256').update(JSON.stringify(set)).digest('hex').slice(0, 16);
   return { hash, ...set };
-}
-
-/** Keys that would reach an object's prototype. */
-const FORBIDDEN_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
-
-/**
- * Parses `--set key=value` pairs. Dotted keys nest (`a.b=1`); numbers and booleans are typed.
- */
-export function parseSetOverrides(pairs: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const pair of pairs) {
-    const eq = pair.indexOf('=');
-    if (eq <= 0) throw new TypeError(`--set expects key=value, got ${JSON.stringify(pair)}`);
-    const path = pair.slice(0, eq).split('.');
-    if (path.some((part) => part === '' || FORBIDDEN_KEYS.has(part))) {
-      throw new TypeError(`--set key ${JSON.stringify(pair.slice(0, eq))} is not allowed`);
-    }
-    const text = pair.slice(eq + 1);
-    // Only text that round-trips is typed as a number: `080` and `1.10` stay strings.
-    const value: unknown = text !== '' && String(Number(text)) === text ? Number(text) : text === 'true' ? true : text === 'false' ? false : text;
-    let node = out;
-    for (const part of path.slice(0, -1)) {
-      const next = node[part];
-      node[part] = isRecord(next) ? next : {};
-      node = node[part] as Record<string, unknown>;
-    }
-    node[path[path.length - 1] as string] = value;
-  }
-  return out;
 }
 
 function parseWatchedResources(raw: unknown, file: string): StoreDefinition[] {

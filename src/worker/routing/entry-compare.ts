@@ -4,6 +4,7 @@
 // Also decides whether a cached Ingress entry still fits the baseline's server slots.
 import type { Backend, Certificate, Server } from './model.js';
 import type { IngressEntry } from './ingress-entry.js';
+import { sameOptions } from './ingress-options.js';
 import type { RouteCandidate } from './route-index.js';
 
 /** `next` with the route list and the backend objects of `prior` wherever their content is equal. */
@@ -57,7 +58,8 @@ export function sameCertificates(a: readonly Certificate[], b: readonly Certific
 }
 
 function sameBackend(a: Backend, b: Backend): boolean {
-  if (a.name !== b.name || a.namespace !== b.namespace || a.ingress !== b.ingress || a.service !== b.service || a.port !== b.port) return false;
+  if (a.name !== b.name || a.namespace !== b.namespace || a.ingress !== b.ingress || a.service !== b.service || a.port !== b.port || a.dns !== b.dns) return false;
+  if (!sameOptions(a.options, b.options) || !sameOptions(a.ingressOptions, b.ingressOptions)) return false;
   if (a.servers.length !== b.servers.length) return false;
   for (let i = 0; i < a.servers.length; i++) {
     const x = a.servers[i] as Server;
@@ -73,6 +75,7 @@ function sameRoutes(a: readonly RouteCandidate[], b: readonly RouteCandidate[]):
     const x = a[i] as RouteCandidate;
     const y = b[i] as RouteCandidate;
     if (x.host !== y.host || x.path !== y.path || x.exact !== y.exact || x.backend !== y.backend || x.owner !== y.owner) return false;
+    if (x.namespace !== y.namespace || x.created !== y.created) return false;
   }
   return true;
 }

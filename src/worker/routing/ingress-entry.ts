@@ -1,26 +1,30 @@
-// What one Ingress contributes to the routing model (its backends with their server slots, its
-// route candidates, its TLS uses and its warnings), computed from its spec through recorded store
-// reads. The builder caches one entry per accepted Ingress and reuses it while nothing it read
-// has changed, so an entry carries everything needed to replay it: its log and its dependencies.
+// What one Ingress contributes to the routing model (its backends with their server slots and
+// options, its route candidates, its default backend, its TLS claims and its warnings), computed
+// from its spec through recorded store reads. The builder caches one entry per accepted Ingress
+// and reuses it while nothing it read has changed, so an entry carries everything needed to
+// replay it: its log and its dependencies.
 import { describe } from '../store/object-guard.js';
 import type { KubeObject } from '../protocol.js';
-import { mergeTlsUse, pemFromSecret, type TlsUse } from './certificates.js';
-import { resolveEndpoints, type BackendRef } from './endpoints.js';
-import type { Backend, Certificate, ModelOptions } from './model.js';
+import { pemFromSecret } from './certificates.js';
+import { creationTime, type Claimant } from './claimant.js';
+import type { BackendRef } from './endpoints.js';
+import { backendOptionsOf, ingressOptionsOf } from './ingress-options.js';
+import type { ClaimSource, TlsClaim } from './model-assembly.js';
+import type { Backend, ModelOptions } from './model.js';
 import type { ModelSource } from './model-source.js';
 import { RecordedReads, type LogEntry } from './recorded-reads.js';
 import type { RouteCandidate } from './route-index.js';
 import { assignSlots } from './server-slots.js';
+import { serviceServers } from './service-backend.js';
 
 /** Everything one Ingress contributes to the model, and what it was computed from. */
-export interface IngressEntry {
+export interface IngressEntry extends ClaimSource {
   readonly key: string;
   readonly ingress: KubeObject;
   readonly backends: readonly Backend[];
   /** Per backend: the baseline slots it was assigned from (its servers hold the result). */
   readonly slotsFrom: readonly (readonly string[] | undefined)[];
   readonly routes: readonly RouteCandidate[];
-  readonly tls: readonly TlsUse[];
   readonly log: readonly LogEntry[];
   /** Dependency keys this entry is registered under (see the builder's `#dependents`). */
   readonly deps: readonly string[];
@@ -29,16 +33,9 @@ export interface IngressEntry {
 }
 
 interface IngressSpec {
-  ingressClassName?: string;
   defaultBackend?: BackendRef;
   rules?: { host?: string; http?: { paths?: { path?: string; pathType: string; backend: BackendRef }[] } }[];
   tls?: { hosts?: string[]; secretName?: string }[];
-}
-
-export function acceptsClass(ingress: KubeObject, options: ModelOptions): boolean {
-  const spec = ingress.spec as IngressSpec;
-  const cls = spec.ingressClassName ?? ingress.metadata.annotations?.['kubernetes.io/ingress.class'];
-  return cls === undefined ? options.watchIngressWithoutClass : cls === options.ingressClass;
 }
 
 /** One Ingress's contribution, with the lookups it made recorded as dependencies. */
@@ -52,8 +49,13 @@ export function computeEntry(
   const ns = ingress.metadata.namespace ?? 'default';
   const name = ingress.metadata.name;
   const owner = describe(ingress);
+  const claimant: Claimant = { owner, namespace: ns, created: creationTime(ingress) };
+  // Routes are ranked by name alone under `routeOwnership: name`.
+  const routeClaimant: Claimant = options.routeOwnership === 'oldest' ? claimant : { ...claimant, created: 0 };
   const spec = ingress.spec as IngressSpec;
   const reads = new RecordedReads(source);
+  const warn = (message: string): void => reads.warn(message);
+  const ingressOptions = ingressOptionsOf(ingress, options, warn, reads);
   const backends: Backend[] = [];
   const slotsFrom: (readonly string[] | undefined)[] = [];
   const routes: RouteCandidate[] = [];
@@ -61,50 +63,79 @@ export function computeEntry(
     const port = ref.service.port.number !== undefined ? String(ref.service.port.number) : (ref.service.port.name as string);
     const backendName = `ing_${ns}_${name}_${ref.service.name}_${port}`;
     if (!backends.some((b) => b.name === backendName)) {
-      const endpoints = resolveEndpoints(reads, options, ns, ref, owner);
+      const { service, addresses, dns } = serviceServers(reads, options, ns, ref, owner);
       const from = previousSlots(backendName);
-      backends.push({ name: backendName, namespace: ns, ingress: name, service: ref.service.name, port, servers: assignSlots(endpoints, from, options.serverSlots) });
+      backends.push({
+        name: backendName,
+        namespace: ns,
+        ingress: name,
+        service: ref.service.name,
+        port,
+        dns,
+        options: backendOptionsOf(ingress, service, warn),
+        ingressOptions,
+        servers: assignSlots(addresses, from, options.serverSlots),
+      });
       slotsFrom.push(from);
     }
     return backendName;
   };
-  if (spec.defaultBackend !== undefined) {
-    routes.push({ host: '', path: '/', exact: false, backend: backendFor(spec.defaultBackend), owner });
-  }
-  for (const rule of spec.rules ?? []) {
-    for (const p of rule.http?.paths ?? []) {
+  const defaultBackend = spec.defaultBackend === undefined ? undefined : backendFor(spec.defaultBackend);
+  for (const rule of listOf(spec.rules)) {
+    for (const p of listOf(rule.http?.paths)) {
       const backend = backendFor(p.backend);
-      routes.push({ host: rule.host ?? '', path: p.path ?? '/', exact: p.pathType === 'Exact', backend, owner });
+      routes.push({ ...routeClaimant, host: rule.host ?? '', path: p.path ?? '/', exact: p.pathType === 'Exact', backend });
     }
   }
-  const tls: TlsUse[] = [];
-  for (const section of spec.tls ?? []) {
-    if (section.secretName === undefined) continue;
-    const rejections: string[] = [];
-    const found = reads.read(options.stores.secrets, [ns, section.secretName], rejections);
-    const secret = found.length === 1 ? found[0] : undefined;
-    tls.push({
-      certName: `${ns}_${section.secretName}.pem`,
-      hosts: [...(section.hosts ?? [])].sort(),
-      pem: secret === undefined ? undefined : pemFromSecret(secret),
-      rejections,
-      missing: `${owner}: TLS secret ${ns}/${section.secretName} is missing or has no tls.crt/tls.key; its hosts are served without it`,
-    });
-  }
-  return { key, ingress, backends, slotsFrom, routes, tls, log: reads.log, deps: reads.deps, seen: 0 };
+  const tls = tlsClaims(spec, reads, options, ns, owner);
+  return { key, ingress, claimant, backends, slotsFrom, routes, defaultBackend, tls, log: reads.log, deps: reads.deps, seen: 0 };
 }
 
 /**
- * Replays the entry's warnings and rejections in the order they happened, then merges its TLS
- * uses into `certificates`. Called for every entry in Ingress order, cached or fresh, so the
- * messages and certificates are exactly those of a cold build.
+ * The TLS sections of an Ingress as claims. A section without hosts covers the hosts the Ingress
+ * routes; under `tlsHostOwnership: routed-oldest` a host it does not route is dropped with a
+ * warning (listing a host is no claim on it). A missing or incomplete Secret is a warning: its
+ * hosts have no certificate of their own and get the default one.
  */
-export function replayEntry(entry: IngressEntry, source: ModelSource, warn: (message: string) => void, certificates: Map<string, Certificate>): void {
+function tlsClaims(spec: IngressSpec, reads: RecordedReads, options: ModelOptions, ns: string, owner: string): TlsClaim[] {
+  const routed = new Set<string>();
+  for (const rule of listOf(spec.rules)) if (rule.host !== undefined && rule.host !== '') routed.add(rule.host);
+  const claims: TlsClaim[] = [];
+  for (const section of listOf(spec.tls)) {
+    if (typeof section.secretName !== 'string') continue;
+    const listed = Array.isArray(section.hosts) && section.hosts.length > 0 ? section.hosts : [...routed];
+    const hosts: string[] = [];
+    for (const host of new Set(listed)) {
+      if (typeof host !== 'string' || host === '') continue;
+      if (options.tlsHostOwnership === 'routed-oldest' && !routed.has(host)) reads.warn(`${owner}: TLS host ${host} is not routed by this Ingress; ignored`);
+      else hosts.push(host);
+    }
+    if (hosts.length === 0) continue;
+    const secret = reads.getSingle(options.stores.secrets, [ns, section.secretName]);
+    const pem = secret === undefined ? undefined : pemFromSecret(secret);
+    if (pem === undefined) {
+      reads.warn(`${owner}: TLS secret ${ns}/${section.secretName} is missing or has no tls.crt/tls.key; its hosts are served without it`);
+      continue;
+    }
+    claims.push({ certName: `${ns}_${section.secretName}.pem`, pem, hosts: hosts.sort() });
+  }
+  return claims;
+}
+
+/**
+ * The objects of a spec list. The object checks hand over only well-formed specs; skipping
+ * anything else here means a shape they missed costs that item, never the render.
+ */
+function listOf<T extends object>(items: readonly T[] | undefined): T[] {
+  return Array.isArray(items) ? items.filter((item): item is T => typeof item === 'object' && item !== null) : [];
+}
+
+/** Replays the entry's warnings and guard rejections in the order they happened. */
+export function replayEntry(entry: IngressEntry, source: ModelSource, warn: (message: string) => void): void {
   for (const item of entry.log) {
     if ('warn' in item) warn(item.warn);
     else source.reject(item.reject);
   }
-  for (const use of entry.tls) mergeTlsUse(certificates, use, source, warn);
 }
 
 /** The slots a backend ended with, as the slot file records them ('' for an empty slot). */

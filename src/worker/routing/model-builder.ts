@@ -4,7 +4,9 @@
 import { objectKey, type IndexedStore } from '../store/indexed-store.js';
 import type { KubeObject, RenderBaseline } from '../protocol.js';
 import { keepUnchanged, sameArray, sameCertificates, sameNames, slotsStillValid } from './entry-compare.js';
-import { acceptsClass, computeEntry, replayEntry, slotsOf, type IngressEntry } from './ingress-entry.js';
+import { acceptsClass, classPolicy } from './ingress-class.js';
+import { computeEntry, replayEntry, slotsOf, type IngressEntry } from './ingress-entry.js';
+import { assignTlsHosts, chooseDefaultBackend, resolveDefaultCertificate } from './model-assembly.js';
 import type { Backend, Certificate, ModelOptions, RouteTables, RoutingModel } from './model.js';
 import type { ModelSource } from './model-source.js';
 import { lookupKey, objectDepKey } from './recorded-reads.js';
@@ -24,17 +26,21 @@ export function buildRoutingModel(
   return new RoutingModelBuilder(options).build(source, baseline, warn);
 }
 
+/** Stores whose changes invalidate entries; IngressClasses are read whole each build instead. */
 const TRACKED_STORES = ['ingresses', 'services', 'endpointSlices', 'secrets'] as const;
 
 /**
  * Builds the routing model, reusing what each Ingress contributed last time when nothing it read
- * has changed. Each Ingress's contribution (its backends with their server slots, its route
- * candidates, its TLS uses and its warnings) is cached with the store lookups it made. The
- * stores' change journals say which keys changed since the last build; a changed object
- * invalidates the Ingresses that read it, or that looked it up by index values it now has.
- * The assembly (sorting backends, route tables, certificates, the slot file) reuses the previous
- * result where its inputs are unchanged, and the objects handed to templates keep their identity
- * when their content is unchanged, so the template engine's `memo` blocks can reuse their text.
+ * has changed. Each Ingress's contribution (its backends with their server slots and options,
+ * its route candidates, default backend, TLS claims and warnings) is cached with the store
+ * lookups it made. The stores' change journals say which keys changed since the last build; a
+ * changed object invalidates the Ingresses that read it, or that looked it up by index values it
+ * now has. IngressClasses are few: they are read whole every build, and a changed class policy
+ * filters every Ingress again. The assembly (sorting backends, route tables, the cross-Ingress
+ * decisions of model-assembly.ts, the slot file) reuses the previous result where its inputs are
+ * unchanged, and the objects handed to templates keep their identity when their content is
+ * unchanged, so the template engine's `memo` blocks can reuse their text. Warnings come out in
+ * one order: default certificate, Ingress entries, routes, then TLS hosts and default backend.
  *
  * The result is always the one a cold build of the same stores and baseline gives: anything the
  * builder cannot prove unchanged (a replaced store, a journal that no longer reaches back, a
@@ -52,12 +58,15 @@ export class RoutingModelBuilder {
   readonly #slotText = new WeakMap<Backend, string>();
   /** The entry of each Ingress object, to skip key building for unchanged objects. */
   #byIngress = new WeakMap<KubeObject, IngressEntry>();
-  /** Ingress objects of another class. */
-  readonly #otherClass = new WeakSet<KubeObject>();
+  /** Ingress objects of another class, under the class policy `#classKey`. */
+  #otherClass = new WeakSet<KubeObject>();
+  #classKey: string | undefined;
   readonly #routes = new RouteIndex();
   #build = 0;
   #last: RoutingModel | undefined;
   #lastRouteWarnings: readonly string[] = [];
+  /** Warnings of the cross-Ingress decisions (TLS hosts, default backend) of the last model. */
+  #lastAssemblyWarnings: readonly string[] = [];
   #lastPositions = new Map<string, number>();
   /** The last slot file parsed and its text: a baseline's slot file is parsed once, not per build. */
   #parsedSlotText: string | undefined;
@@ -74,6 +83,15 @@ export class RoutingModelBuilder {
 
   build(source: ModelSource, baseline: RenderBaseline | undefined, warn: (message: string) => void): RoutingModel {
     const build = ++this.#build;
+    const defaultCertificate = this.#defaultCertificate(source, warn);
+    // The IngressClass objects decide which Ingresses are ours: when they change, every
+    // Ingress is filtered again (entries of Ingresses no longer ours are dropped below).
+    const classes = classPolicy(source, this.#options);
+    const classesChanged = classes.key !== this.#classKey;
+    if (classesChanged) {
+      this.#classKey = classes.key;
+      this.#otherClass = new WeakSet();
+    }
     const dirty = this.#invalidate(source);
     const slotText = baseline?.auxiliaryFiles.files[SERVER_SLOTS_FILE];
     // The baseline is usually this builder's own last output: then every cached backend's slots
@@ -89,8 +107,8 @@ export class RoutingModelBuilder {
     for (const ingress of source.list(this.#options.stores.ingresses)) {
       if (this.#otherClass.has(ingress)) continue;
       let cached = this.#byIngress.get(ingress);
-      if (cached === undefined || this.#entries.get(cached.key) !== cached) {
-        if (!acceptsClass(ingress, this.#options)) {
+      if (cached === undefined || this.#entries.get(cached.key) !== cached || classesChanged) {
+        if (!acceptsClass(ingress, classes)) {
           this.#otherClass.add(ingress);
           continue;
         }
@@ -137,15 +155,15 @@ export class RoutingModelBuilder {
       }
     }
     const previous = this.#last;
-    if (previous !== undefined && recomputed === 0 && !namesChanged && !routesChanged) {
+    if (previous !== undefined && recomputed === 0 && !namesChanged && !routesChanged && defaultCertificate === previous.defaultCertificate) {
       // Nothing changed: replay the warnings and hand back the same model.
-      this.#replayLogs(entries, source, warn, new Map());
+      for (const entry of entries) replayEntry(entry, source, warn);
       for (const message of this.#lastRouteWarnings) warn(message);
+      for (const message of this.#lastAssemblyWarnings) warn(message);
       return previous;
     }
 
-    const certificates = new Map<string, Certificate>();
-    this.#replayLogs(entries, source, warn, certificates);
+    for (const entry of entries) replayEntry(entry, source, warn);
     const resort = namesChanged || previous === undefined;
     const backends = this.#sortedBackends(resort ? entries : recomputedEntries, resort);
     let tables: RouteTables;
@@ -160,16 +178,34 @@ export class RoutingModelBuilder {
       for (const message of warnings) warn(message);
       this.#lastRouteWarnings = warnings;
     }
-    const sortedCertificates = [...certificates.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
+    const assemblyWarnings: string[] = [];
+    const collect = (message: string): void => {
+      assemblyWarnings.push(message);
+    };
+    const tls = assignTlsHosts(entries, collect);
+    const defaultBackend = chooseDefaultBackend(entries, collect);
+    for (const message of assemblyWarnings) warn(message);
+    this.#lastAssemblyWarnings = assemblyWarnings;
+    const sameBackends = previous !== undefined && backends === previous.backends;
     const model: RoutingModel = {
       backends,
       ...tables,
-      certificates:
-        previous !== undefined && sameCertificates(sortedCertificates, previous.certificates) ? previous.certificates : sortedCertificates,
-      serverSlotsFile: previous !== undefined && backends === previous.backends ? previous.serverSlotsFile : this.#slotFile(backends),
+      certificates: previous !== undefined && sameCertificates(tls.certificates, previous.certificates) ? previous.certificates : tls.certificates,
+      defaultCertificate,
+      tlsHosts: previous !== undefined && sameArray(tls.hosts, previous.tlsHosts) ? previous.tlsHosts : tls.hosts,
+      defaultBackend,
+      resolvers: sameBackends ? previous.resolvers : backends.some((b) => b.dns),
+      serverSlotsFile: sameBackends ? previous.serverSlotsFile : this.#slotFile(backends),
     };
     this.#last = model;
     return model;
+  }
+
+  /** The default certificate, as the previous model's object while its content is unchanged. */
+  #defaultCertificate(source: ModelSource, warn: (message: string) => void): Certificate | undefined {
+    const certificate = resolveDefaultCertificate(source, this.#options, warn);
+    const previous = this.#last?.defaultCertificate;
+    return certificate !== undefined && previous !== undefined && previous.pem === certificate.pem ? previous : certificate;
   }
 
   /** Keys of Ingresses whose entry must be recomputed; clears every entry if it cannot tell. */
@@ -235,15 +271,6 @@ export class RoutingModelBuilder {
         if (keys.size === 1) this.#dependents.set(dep, keys.values().next().value as string);
       }
     }
-  }
-
-  /**
-   * Replays each entry's warnings and rejections in Ingress order, and merges TLS uses into
-   * `certificates` exactly as a cold build would (the first use of a Secret looks it up; later
-   * uses only add hosts).
-   */
-  #replayLogs(entries: readonly IngressEntry[], source: ModelSource, warn: (message: string) => void, certificates: Map<string, Certificate>): void {
-    for (const entry of entries) replayEntry(entry, source, warn, certificates);
   }
 
   /**

@@ -1,19 +1,17 @@
-// Host and path route tables of the routing model, built in one go (`routeTables`) or kept up to
-// date route by route (`RouteIndex`). A route claims one or two keys in the five tables; the first
-// claimant of a key in precedence order (Exact before Prefix, then Ingress order, then rule order)
-// serves it, and a later claimant with another backend is reported and ignored. The index keeps
-// every key's claimants: while no key has more than one, the tables are exactly the claims, and a
-// changed Ingress costs a few binary-search updates of sorted arrays. When keys are contested,
-// the index falls back to the one-go build, so warnings come out exactly as a cold build has them.
+// Host and path route tables, built in one go (`routeTables`) or kept up to date route by route
+// (`RouteIndex`). A host and path belong to the namespace of their first claimant (claimant.ts);
+// other namespaces' claims are refused with a warning. Within it, the first claimant of a key in
+// precedence order (Exact before Prefix, then age, then rule order) serves it. While no key or
+// host-and-path is contested the tables are exactly the claims, updated by binary search; when
+// some are, the one-go build runs, so warnings come out exactly as a cold build has them.
+import { compareClaimants, type Claimant } from './claimant.js';
 import type { RouteEntry, RouteTables, RoutingModel } from './model.js';
 
-export interface RouteCandidate {
+export interface RouteCandidate extends Claimant {
   readonly host: string;
   readonly path: string;
   readonly exact: boolean;
   readonly backend: string;
-  /** `Ingress namespace/name`, for messages. */
-  readonly owner: string;
 }
 
 type TableName = keyof RouteTables;
@@ -31,10 +29,19 @@ interface Claim {
   readonly exactKey: boolean;
 }
 
+/** The path a route matches on: Kubernetes ignores a trailing slash on a Prefix path (/foo/ matches /foo and /foo/bar). */
+function basePath(route: RouteCandidate): string {
+  return route.exact || route.path === '/' ? route.path : route.path.replace(/\/+$/, '') || '/';
+}
+
+/** The host and path a route claims: every claim of one belongs to one namespace. */
+function identityOf(route: RouteCandidate): string {
+  return `${route.host}\0${basePath(route)}`;
+}
+
 /** The keys a route claims, in the order a build claims them. */
 export function routeClaims(route: RouteCandidate): Claim[] {
-  // Kubernetes ignores a trailing slash on a Prefix path: /foo/ matches /foo and /foo/bar.
-  const base = route.exact || route.path === '/' ? route.path : route.path.replace(/\/+$/, '') || '/';
+  const base = basePath(route);
   if (route.host.startsWith('*.')) {
     const hostPattern = `^[^./]+${escapeRegex(route.host.slice(1))}`;
     return route.exact
@@ -51,17 +58,50 @@ export function routeClaims(route: RouteCandidate): Claim[] {
   ];
 }
 
-/** Table order: longest key first (map_beg and map_reg take the first match), then by key. */
+/** A wildcard host's regex key for an Exact path: it ends with `$`, where a Prefix key ends with `(/|$)` or `/`. */
+function isExactRegexKey(key: string): boolean {
+  return key.endsWith('$') && !key.endsWith('(/|$)');
+}
+
+/**
+ * Table order: longest key first (map_beg and map_reg take the first match), then by key. In
+ * the regex table Exact keys come first: at most one wildcard host matches a Host header, and
+ * an Exact path beats a Prefix on the same path, however long the Prefix's regex is.
+ */
+function comparatorOf(table: TableName): (a: RouteEntry, b: RouteEntry) => number {
+  if (table !== 'hostRegex') return compareEntries;
+  return (a, b) => Number(isExactRegexKey(b.key)) - Number(isExactRegexKey(a.key)) || compareEntries(a, b);
+}
+
 function compareEntries(a: RouteEntry, b: RouteEntry): number {
   return b.key.length - a.key.length || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 }
 
-/** The tables of `routes` (in Ingress order), with a warning per ignored conflicting route. */
+/** The tables of `routes`, with a warning per ignored route. */
 export function routeTables(routes: readonly RouteCandidate[], warn: (message: string) => void): RouteTables {
   const tables = new Map<TableName, Map<string, RouteCandidate>>(TABLES.map((name) => [name, new Map()]));
-  // Exact paths first: for the same key, Kubernetes gives an Exact path precedence over a Prefix.
-  const ordered = [...routes].sort((a, b) => Number(b.exact) - Number(a.exact));
   const warned = new Set<string>();
+  const refuse = (route: RouteCandidate, holder: RouteCandidate): void => {
+    // A Prefix route claims two keys; its conflict is reported once.
+    const message = `${route.owner}: route ${route.host}${route.path} is already served by ${holder.owner}; ignored`;
+    if (!warned.has(message)) {
+      warned.add(message);
+      warn(message);
+    }
+  };
+  const byAge = [...routes].sort(compareClaimants);
+  // The first claimant of a host and path decides the namespace that owns them.
+  const owners = new Map<string, RouteCandidate>();
+  const accepted: RouteCandidate[] = [];
+  for (const route of byAge) {
+    const id = identityOf(route);
+    const first = owners.get(id);
+    if (first === undefined) owners.set(id, route);
+    if (first === undefined || first.namespace === route.namespace) accepted.push(route);
+    else refuse(route, first);
+  }
+  // Exact paths first: for the same key, Kubernetes gives an Exact path precedence over a Prefix.
+  const ordered = accepted.sort((a, b) => Number(b.exact) - Number(a.exact));
   for (const route of ordered) {
     for (const { table: name, key, exactKey } of routeClaims(route)) {
       const table = tables.get(name) as Map<string, RouteCandidate>;
@@ -69,17 +109,12 @@ export function routeTables(routes: readonly RouteCandidate[], warn: (message: s
       if (holder === undefined) {
         table.set(key, route);
       } else if (holder.backend !== route.backend && !(holder.exact && !route.exact && exactKey)) {
-        // A Prefix route claims two keys; its conflict is reported once.
-        const message = `${route.owner}: route ${route.host}${route.path} is already served by ${holder.owner}; ignored`;
-        if (!warned.has(message)) {
-          warned.add(message);
-          warn(message);
-        }
+        refuse(route, holder);
       }
     }
   }
   const entries = (name: TableName): RouteEntry[] =>
-    [...(tables.get(name) as Map<string, RouteCandidate>).entries()].map(([key, route]) => ({ key, backend: route.backend })).sort(compareEntries);
+    [...(tables.get(name) as Map<string, RouteCandidate>).entries()].map(([key, route]) => ({ key, backend: route.backend })).sort(comparatorOf(name));
   return eachTable(entries);
 }
 
@@ -93,16 +128,22 @@ export class RouteIndex {
   readonly #claims = new Map<string, RouteCandidate[]>();
   /** Keys with more than one claimant. */
   #contested = 0;
+  /** Host and path -> the routes claiming it. */
+  readonly #identities = new Map<string, RouteCandidate[]>();
+  /** Hosts and paths claimed from more than one namespace: the one-go build refuses some claims. */
+  #shared = 0;
   /** Keys whose claimants changed since the last `tables` call. */
   #touched = new Map<string, { table: TableName; key: string }>();
 
   get contestedKeys(): number {
-    return this.#contested;
+    return this.#contested + this.#shared;
   }
 
   clear(): void {
     this.#claims.clear();
+    this.#identities.clear();
     this.#contested = 0;
+    this.#shared = 0;
     this.#touched.clear();
   }
 
@@ -119,6 +160,7 @@ export class RouteIndex {
         if (claimants.length === 2) this.#contested++;
         this.#touched.set(id, { table, key });
       }
+      this.#identity(route, true);
     }
   }
 
@@ -134,18 +176,49 @@ export class RouteIndex {
         if (claimants.length === 0) this.#claims.delete(id);
         this.#touched.set(id, { table, key });
       }
+      this.#identity(route, false);
     }
   }
 
   /**
-   * The tables after the recorded changes. Without contested keys they follow from `previous`
-   * by updating the touched keys; otherwise (or with no previous tables) they are built in one go
-   * from `all()`, the routes in Ingress order, and conflict warnings go to `warn`.
+   * Adds or removes a route's host-and-path claim. When the claim stops being shared between
+   * namespaces, every key of its claimants is touched: the one-go build that ran while it was
+   * shared may have refused keys that no other route contests.
+   */
+  #identity(route: RouteCandidate, add: boolean): void {
+    const id = identityOf(route);
+    let claimants = this.#identities.get(id);
+    const before = claimants !== undefined && spansNamespaces(claimants);
+    if (add) {
+      if (claimants === undefined) {
+        claimants = [];
+        this.#identities.set(id, claimants);
+      }
+      claimants.push(route);
+    } else {
+      const at = claimants?.indexOf(route) ?? -1;
+      if (claimants === undefined || at < 0) return;
+      claimants.splice(at, 1);
+      if (claimants.length === 0) this.#identities.delete(id);
+    }
+    const after = claimants.length > 0 && spansNamespaces(claimants);
+    if (before === after) return;
+    this.#shared += after ? 1 : -1;
+    for (const claimant of claimants) {
+      for (const { table, key } of routeClaims(claimant)) this.#touched.set(`${table}\0${key}`, { table, key });
+    }
+  }
+
+  /**
+   * The tables after the recorded changes. Without contested keys or shared hosts and paths
+   * they are the claims (`previous` updated at the touched keys, or all claims when there are no
+   * previous tables); otherwise they are built in one go from `all()`, the routes in Ingress
+   * order, and conflict warnings go to `warn`.
    */
   tables(previous: RouteTables | undefined, all: () => readonly RouteCandidate[], warn: (message: string) => void): RouteTables {
     const touched = this.#touched;
     this.#touched = new Map();
-    if (this.#contested > 0) {
+    if (this.#contested > 0 || this.#shared > 0) {
       const fresh = routeTables(all(), warn);
       return previous === undefined ? fresh : reuseUnchanged(fresh, previous);
     }
@@ -156,7 +229,7 @@ export class RouteIndex {
         const cut = id.indexOf('\0');
         (lists.get(id.slice(0, cut) as TableName) as RouteEntry[]).push({ key: id.slice(cut + 1), backend: (claimants[0] as RouteCandidate).backend });
       }
-      const sorted = (name: TableName): RouteEntry[] => (lists.get(name) as RouteEntry[]).sort(compareEntries);
+      const sorted = (name: TableName): RouteEntry[] => (lists.get(name) as RouteEntry[]).sort(comparatorOf(name));
       return eachTable(sorted);
     }
     // Touched tables are copied before they change: the previous arrays are never modified.
@@ -168,7 +241,7 @@ export class RouteIndex {
         next.set(table, list);
       }
       const claimant = this.#claims.get(id)?.[0];
-      const at = position(list, key);
+      const at = position(list, key, comparatorOf(table));
       const present = at < list.length && (list[at] as RouteEntry).key === key;
       if (claimant === undefined) {
         if (present) list.splice(at, 1);
@@ -186,14 +259,14 @@ export class RouteIndex {
   }
 }
 
-/** Where `key` is, or would go, in a table sorted by compareEntries (binary search). */
-function position(list: readonly RouteEntry[], key: string): number {
+/** Where `key` is, or would go, in a table sorted by `compare` (binary search). */
+function position(list: readonly RouteEntry[], key: string, compare: (a: RouteEntry, b: RouteEntry) => number): number {
   const probe = { key, backend: '' };
   let lo = 0;
   let hi = list.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (compareEntries(list[mid] as RouteEntry, probe) < 0) lo = mid + 1;
+    if (compare(list[mid] as RouteEntry, probe) < 0) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -206,6 +279,11 @@ function sameEntries(a: readonly RouteEntry[], b: readonly RouteEntry[]): boolea
     if ((a[i] as RouteEntry).key !== (b[i] as RouteEntry).key || (a[i] as RouteEntry).backend !== (b[i] as RouteEntry).backend) return false;
   }
   return true;
+}
+
+function spansNamespaces(routes: readonly RouteCandidate[]): boolean {
+  const first = (routes[0] as RouteCandidate).namespace;
+  return routes.some((route) => route.namespace !== first);
 }
 
 /** Keeps the previous array of every table whose content did not change. */

@@ -11,6 +11,7 @@ import { modelOptions, type RoutingModel } from '../routing/model.js';
 import { RoutingModelBuilder } from '../routing/model-builder.js';
 import type { ModelSource } from '../routing/model-source.js';
 import { checkMemoBlocks, MEMO_ID } from './memo-check.js';
+import { httpResourceContent } from './http-resource-helper.js';
 import type { AuxiliaryFiles, KubeObject, RenderBaseline, TemplateSetSource } from '../protocol.js';
 
 type HandlebarsEnv = typeof Handlebars;
@@ -279,6 +280,11 @@ function registerHelpers(hb: HandlebarsEnv): void {
     const { params, options } = split(args);
     return unmemoizedScope(options, 'getSingle').reader.getSingle(String(params[0]), params.slice(1).map(String));
   });
+  // {{httpResource "name"}}: the template set's HTTP resource (see http-resource-helper.ts).
+  hb.registerHelper('httpResource', (...args: unknown[]) => {
+    const { params, options } = split(args);
+    return httpResourceContent(unmemoizedScope(options, 'httpResource').reader, String(params[0]));
+  });
   hb.registerHelper('sortBy', (list: unknown, path: unknown) => {
     if (!Array.isArray(list)) return [];
     const key = typeof path === 'string' ? path : '';
@@ -380,3 +386,4 @@ function registerHelpers(hb: HandlebarsEnv): void {
 }
 
 export type { KubeObject };
+export { HTTP_RESOURCE_STORE } from './http-resource-helper.js';

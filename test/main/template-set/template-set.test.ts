@@ -17,21 +17,31 @@ function parseError(text: string, file = 'set.yaml'): TemplateSetError {
 }
 
 describe('loadTemplateSet', () => {
-  it('loads the bundled default set with its four stores and default values', async () => {
+  it('loads the bundled default set with its five stores and default values', async () => {
     const set = await loadTemplateSet();
     expect(set.stores.map((s) => `${s.name}=${s.apiVersion}/${s.kind}`)).toEqual([
       'ingresses=networking.k8s.io/v1/Ingress',
       'services=v1/Service',
       'endpointslices=discovery.k8s.io/v1/EndpointSlice',
       'secrets=v1/Secret',
+      'ingressclasses=networking.k8s.io/v1/IngressClass',
     ]);
+    expect(set.stores.find((s) => s.name === 'ingressclasses')).toMatchObject({ indexBy: ['metadata.name'], namespaced: false });
     expect(set.stores.find((s) => s.name === 'endpointslices')).toMatchObject({
       indexBy: ['metadata.namespace', 'metadata.labels.kubernetes\\.io/service-name'],
       debounceMs: 100,
     });
     expect(set.values).toMatchObject({ httpPort: 80, httpsPort: 443, statusPort: 8404, serverSlots: 10, mapsDir: '/etc/haproxy/maps' });
     expect(set.hash).toMatch(/^[0-9a-f]{16}$/);
-    expect(Object.keys(set.maps).sort()).toEqual(['host-exact.map', 'host-prefix.map', 'host-regex.map', 'path-exact.map', 'path-prefix.map']);
+    expect(set.values).toMatchObject({
+      controllerName: 'haproxy.org/ingress-controller',
+      routeOwnership: 'oldest',
+      tlsHostOwnership: 'routed-oldest',
+      defaultCertificate: '',
+      selfSignedCertificate: '',
+      stats: '',
+    });
+    expect(Object.keys(set.maps).sort()).toEqual(['host-exact.map', 'host-prefix.map', 'host-regex.map', 'path-exact.map', 'path-prefix.map', 'tls-hosts.lst']);
   });
 
   it('applies overrides on top of the set values', async () => {

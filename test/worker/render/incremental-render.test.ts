@@ -5,21 +5,24 @@
 // order; or the same failure). A seeded property test drives random change sequences through
 // both; focused tests pin down the cases it is most likely to meet.
 import { describe, expect, it } from 'vitest';
+import { generateSelfSigned } from '../../../src/main/output/default-certificate.js';
 import { seededRandom } from '../../../src/main/sources/synthetic/synthetic-cluster.js';
 import { GuardedReader } from '../../../src/worker/store/guarded-reader.js';
 import { IndexedStore } from '../../../src/worker/store/indexed-store.js';
 import {
+  acceptsClass,
   buildRoutingModel,
+  classPolicy,
   modelOptions,
   parseSlotFile,
   RoutingModelBuilder,
   SERVER_SLOTS_FILE,
   slotLine,
-  type ModelOptions,
+  type ClassPolicy,
   type RoutingModel,
 } from '../../../src/worker/routing/ingress-model.js';
 import { guardObject } from '../../../src/worker/store/object-guard.js';
-import type { AuxiliaryFiles, KubeObject, RenderBaseline, RenderOutcome, TemplateSetSource } from '../../../src/worker/protocol.js';
+import type { AuxiliaryFiles, KubeObject, RenderBaseline, RenderOutcome, StoreDefinition, TemplateSetSource } from '../../../src/worker/protocol.js';
 import { renderAndValidate } from '../../../src/worker/render/renderer.js';
 import { RouteIndex, routeTables, type RouteCandidate } from '../../../src/worker/routing/route-index.js';
 import { TemplateEngine } from '../../../src/worker/templates/template-engine.js';
@@ -39,6 +42,14 @@ import {
 } from '../../helpers/cluster.js';
 
 type Random = () => number;
+
+/** The stores the routing model reads, IngressClasses included. */
+const MODEL_STORES: readonly StoreDefinition[] = [
+  ...ROUTING_STORES,
+  { name: 'ingressclasses', apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', indexBy: ['metadata.name'], namespaced: false },
+];
+/** A self-signed certificate, as `render` would pass it in values.selfSignedCertificate. */
+const SELF_SIGNED = await generateSelfSigned(Date.parse('2026-01-01T00:00:00Z'));
 type Success = Extract<RenderOutcome, { ok: true }>;
 
 // ---------------------------------------------------------------------------------------------
@@ -108,17 +119,14 @@ function asBaseline(outcome: Success): RenderBaseline {
   return { haproxyConfig: outcome.haproxyConfig, auxiliaryFiles: outcome.auxiliaryFiles };
 }
 
-/** Whether the routing model builder accepts this Ingress: the guard passes it and its class is watched. */
-function accepted(object: KubeObject, options: ModelOptions): boolean {
-  if (!guardObject(object).ok) return false;
-  const spec = object.spec as { ingressClassName?: string };
-  const cls = spec.ingressClassName ?? object.metadata.annotations?.['kubernetes.io/ingress.class'];
-  return cls === undefined ? options.watchIngressWithoutClass : cls === options.ingressClass;
+/** Whether the routing model builder accepts this Ingress: the guard passes it and its class is ours. */
+function accepted(object: KubeObject, classes: ClassPolicy): boolean {
+  return guardObject(object).ok && acceptsClass(object, classes);
 }
 
 function acceptedIngresses(stores: ReadonlyMap<string, IndexedStore>, set: TemplateSetSource): number {
-  const options = modelOptions(set.values);
-  return (stores.get('ingresses')?.list() ?? []).filter((o) => accepted(o, options)).length;
+  const classes = classPolicy(new GuardedReader((name) => stores.get(name), () => undefined), modelOptions(set.values));
+  return (stores.get('ingresses')?.list() ?? []).filter((o) => accepted(o, classes)).length;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -142,6 +150,11 @@ const BAD_PATHS = ['/a"b', '/with space'];
 const PATH_TYPES = ['Exact', 'Prefix', 'ImplementationSpecific'];
 const INGRESS_PORTS: readonly (number | string)[] = [80, 80, 8080, 9090, 'http', 'web', 'admin'];
 const SECRET_NAMES = ['tls-a', 'tls-b', 'tls-c'];
+/** Creation times: a few shared ones (ties fall back to namespace/name), and none at all. */
+const CREATED = ['2024-01-01T00:00:00Z', '2024-06-01T00:00:00Z', '2025-01-01T00:00:00Z', undefined];
+/** IngressClasses: ours (as the default class or not), another controller's, and the configured name. */
+const CLASS_NAMES = ['house', 'haproxy', 'other'];
+const CONTROLLERS = ['haproxy.org/ingress-controller', 'haproxy.org/ingress-controller', 'example.com/elsewhere'];
 const SERVICE_PORTS: readonly { name?: string; port: number }[][] = [
   [{ name: 'http', port: 80 }],
   [{ name: 'http', port: 80 }],
@@ -165,6 +178,56 @@ const SLICE_PORTS: readonly { name?: string; port: number }[] = [
 ];
 
 const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
+
+/**
+ * Annotations of random Ingresses, each with a few values: mostly good ones, some bad (the guard
+ * rejects the Ingress), plus unknown and refused names (warnings). `users` is an auth Secret.
+ */
+const INGRESS_ANNOTATIONS: readonly (readonly [string, readonly string[]])[] = [
+  ['haproxy.org/ssl-redirect', ['false', 'true']],
+  ['haproxy.org/ssl-redirect-code', ['301', '308', '399']],
+  ['haproxy.org/allow-list', ['10.0.0.0/8, 192.168.1.1', '::1, 127.0.0.1', '10.0.0.0/33']],
+  ['haproxy.com/deny-list', ['10.1.0.0/16', 'fd00::/8']],
+  ['haproxy.org/auth-type', ['basic-auth', 'basic-auth', 'digest']],
+  ['haproxy.org/auth-secret', ['users', 'users', 'alpha/users', 'missing']],
+  ['haproxy.org/auth-realm', ['Admins']],
+  ['haproxy.org/request-redirect', ['new.example.com']],
+  ['haproxy.org/path-rewrite', ['/', '/api/(.*) /\\1', '(a+)+ /x']],
+  ['haproxy.org/set-host', ['internal.example']],
+  ['haproxy.org/request-set-header', ['X-Tenant t1', 'X-A "1" unless TRUE']],
+  ['haproxy.org/response-set-header', ['Cache-Control "no-store"']],
+  ['haproxy.org/load-balance', ['leastconn', 'source', 'fastest']],
+  ['haproxy.org/cookie-persistence', ['SRV']],
+  ['haproxy.org/timeout-server', ['5s', '2m', 'soon']],
+  ['haproxy.org/rate-limit-requests', ['10']],
+  ['haproxy.org/rate-limit-status-code', ['429']],
+  ['haproxy.org/cors-enable', ['true', 'false']],
+  ['haproxy.org/cors-allow-origin', ['https://app.example.com', '*']],
+  ['haproxy.org/check', ['false', 'true']],
+  ['haproxy.org/check-http', ['GET /healthz']],
+  ['haproxy.org/backend-config-snippet', ['http-request deny']],
+  ['haproxy.org/unknown-thing', ['x']],
+];
+/** Annotations of random Services: Service annotations (good and bad) and an Ingress-only one. */
+const SERVICE_ANNOTATIONS: readonly (readonly [string, readonly string[]])[] = [
+  ['haproxy.org/check-interval', ['3s', 'often']],
+  ['haproxy.org/load-balance', ['leastconn']],
+  ['haproxy.org/pod-maxconn', ['50']],
+  ['haproxy.org/timeout-server', ['1s']],
+];
+/** `openssl passwd -1 -salt salt secret`. */
+const AUTH_HASH = '$1$salt$ez2vlPGdaLYkJam5pWs/Y1';
+
+/** 1-3 random annotations of `pool`, or none. */
+function randomAnnotations(random: Random, pool: readonly (readonly [string, readonly string[]])[], p: number): Record<string, string> | undefined {
+  if (!chance(random, p)) return undefined;
+  const annotations: Record<string, string> = {};
+  for (let n = between(random, 1, 3); n > 0; n--) {
+    const [key, values] = pick(random, pool);
+    annotations[key] = pick(random, values);
+  }
+  return annotations;
+}
 
 /** A random change of the cluster, applied to whatever stores are current. */
 class RandomCluster {
@@ -200,16 +263,19 @@ class RandomCluster {
     const ns = pick(r, NAMESPACES);
     if (roll < 0.3) return this.#upsert(this.#ingress(ns));
     if (roll < 0.4) return this.#delete('ingresses');
-    if (roll < 0.52) return this.#upsert(service(ns, pick(r, APPS[ns] as readonly string[]), pick(r, SERVICE_PORTS)));
+    if (roll < 0.5) return this.#upsert(this.#service(ns));
+    if (roll < 0.52) return this.#upsert(this.#externalName(ns));
     if (roll < 0.57) return this.#delete('services');
-    if (roll < 0.82) return this.#upsert(this.#slice(ns));
-    if (roll < 0.9) return this.#delete('endpointslices');
-    if (roll < 0.96) return this.#upsert(this.#secret(ns));
-    return this.#delete('secrets');
+    if (roll < 0.8) return this.#upsert(this.#slice(ns));
+    if (roll < 0.88) return this.#delete('endpointslices');
+    if (roll < 0.94) return this.#upsert(this.#secret(ns));
+    if (roll < 0.96) return this.#delete('secrets');
+    if (roll < 0.98) return this.#upsert(this.#ingressClass());
+    return this.#delete('ingressclasses');
   }
 
   #upsert(object: KubeObject): string {
-    const store = { Ingress: 'ingresses', Service: 'services', EndpointSlice: 'endpointslices', Secret: 'secrets' }[object.kind as string] as string;
+    const store = { Ingress: 'ingresses', Service: 'services', EndpointSlice: 'endpointslices', Secret: 'secrets', IngressClass: 'ingressclasses' }[object.kind as string] as string;
     this.#store(store).upsert(object);
     return `upsert ${object.kind} ${object.metadata.namespace}/${object.metadata.name} ${JSON.stringify(object.spec ?? object.endpoints ?? object.data ?? {}).slice(0, 240)}`;
   }
@@ -218,7 +284,7 @@ class RandomCluster {
     const objects = this.#store(store).list();
     if (objects.length === 0) return `delete from empty ${store}`;
     const object = pick(this.random, objects);
-    const key = `${object.metadata.namespace}/${object.metadata.name}`;
+    const key = object.metadata.namespace === undefined ? object.metadata.name : `${object.metadata.namespace}/${object.metadata.name}`;
     this.#store(store).delete(key);
     return `delete ${store} ${key}`;
   }
@@ -228,12 +294,15 @@ class RandomCluster {
     const spec: Record<string, unknown> = {};
     const metadata: Partial<KubeObject['metadata']> = {};
     const cls = r();
-    if (cls < 0.15) spec.ingressClassName = 'haproxy';
-    else if (cls < 0.25) spec.ingressClassName = 'other';
-    else if (cls < 0.3) metadata.annotations = { 'kubernetes.io/ingress.class': pick(r, ['haproxy', 'other']) };
+    if (cls < 0.12) spec.ingressClassName = 'haproxy';
+    else if (cls < 0.2) spec.ingressClassName = 'other';
+    else if (cls < 0.25) spec.ingressClassName = 'house';
+    else if (cls < 0.3) metadata.annotations = { 'kubernetes.io/ingress.class': pick(r, ['haproxy', 'other', 'house']) };
+    const created = pick(r, CREATED);
+    if (created !== undefined) metadata.creationTimestamp = created;
     const name = pick(r, INGRESS_NAMES);
-    const serviceName = (): string => (chance(r, 0.08) ? 'ghost' : pick(r, APPS[ns] as readonly string[]));
-    if (chance(r, 0.08)) spec.defaultBackend = backendRef(serviceName(), pick(r, INGRESS_PORTS));
+    const serviceName = (): string => (chance(r, 0.08) ? 'ghost' : chance(r, 0.05) ? 'outside' : pick(r, APPS[ns] as readonly string[]));
+    if (chance(r, 0.15)) spec.defaultBackend = backendRef(serviceName(), pick(r, INGRESS_PORTS));
     const rules: Record<string, unknown>[] = [];
     for (let i = between(r, 0, 3); i > 0; i--) {
       // Mostly a host of this Ingress alone, so that many steps have no contested route key.
@@ -257,7 +326,39 @@ class RandomCluster {
         secretName: chance(r, 0.2) ? 'tls-missing' : pick(r, SECRET_NAMES),
       }));
     }
+    const annotations = randomAnnotations(r, INGRESS_ANNOTATIONS, 0.35);
+    if (annotations !== undefined) metadata.annotations = { ...metadata.annotations, ...annotations };
+    if (chance(r, 0.1)) {
+      // Basic auth whole: the users of a Secret of this namespace (or one that is missing).
+      metadata.annotations = { ...metadata.annotations, 'haproxy.org/auth-type': 'basic-auth', 'haproxy.org/auth-secret': pick(r, ['users', `${ns}/users`, 'missing']) };
+    }
     return ingress(ns, name, spec, metadata);
+  }
+
+  /** A Service of one of the namespace's apps, sometimes with annotations. */
+  #service(ns: string): KubeObject {
+    const r = this.random;
+    const svc = service(ns, pick(r, APPS[ns] as readonly string[]), pick(r, SERVICE_PORTS));
+    const annotations = randomAnnotations(r, SERVICE_ANNOTATIONS, 0.25);
+    return annotations === undefined ? svc : { ...svc, metadata: { ...svc.metadata, annotations } };
+  }
+
+  /** An ExternalName Service `outside`, sometimes with an external name the checks refuse. */
+  #externalName(ns: string): KubeObject {
+    const externalName = pick(this.random, ['api.partner.example', 'db.example.org', 'localhost', 'bad name']);
+    return { apiVersion: 'v1', kind: 'Service', metadata: { name: 'outside', namespace: ns }, spec: { type: 'ExternalName', externalName, ports: [{ name: 'http', port: 80 }] } };
+  }
+
+  #ingressClass(): KubeObject {
+    const r = this.random;
+    const at = Math.floor(r() * CLASS_NAMES.length);
+    const annotations = chance(r, 0.5) ? { 'ingressclass.kubernetes.io/is-default-class': pick(r, ['true', 'false']) } : undefined;
+    return {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'IngressClass',
+      metadata: { name: CLASS_NAMES[at] as string, ...(annotations === undefined ? {} : { annotations }) },
+      spec: { controller: chance(r, 0.8) ? (CONTROLLERS[at] as string) : pick(r, CONTROLLERS) },
+    };
   }
 
   #slice(ns: string): KubeObject {
@@ -280,6 +381,11 @@ class RandomCluster {
   #secret(ns: string): KubeObject {
     const r = this.random;
     const roll = r();
+    if (roll < 0.2) {
+      // The auth Secret of basic-auth Ingresses: good users, a plain-text password, or none.
+      const users = pick(r, [{ alice: b64(AUTH_HASH) }, { alice: b64(AUTH_HASH), bob: b64('plain') }, {}]);
+      return { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'users', namespace: ns }, data: users };
+    }
     const data: Record<string, string> =
       roll < 0.65
         ? this.#tls
@@ -409,13 +515,12 @@ async function checkRenders({ seed, steps, values }: PropertyRun): Promise<void>
 }
 
 /** Builds the routing model with one long-lived builder and cold, and compares them at every step. */
-function checkModels(seed: number, steps: number): void {
-  const values: Record<string, unknown> = {};
+function checkModels(seed: number, steps: number, values: Record<string, unknown> = {}): void {
   const options = modelOptions(values);
   const builder = new RoutingModelBuilder(options);
   const set: TemplateSetSource = {
     hash: 'model-only',
-    stores: ROUTING_STORES,
+    stores: MODEL_STORES,
     snippets: {},
     maps: {},
     files: {},
@@ -456,12 +561,18 @@ describe('incremental renders match cold renders over random change sequences', 
     { seed: 4, steps: 80, values: { serverSlots: 4 } },
     { seed: 5, steps: 80, values: { watchIngressWithoutClass: false } },
     { seed: 6, steps: 80 },
+    { seed: 7, steps: 60, values: { routeOwnership: 'name', tlsHostOwnership: 'oldest' } },
+    { seed: 8, steps: 60, values: { defaultCertificate: 'alpha/tls-a', selfSignedCertificate: SELF_SIGNED, watchIngressWithoutClass: false } },
   ])('renders seed $seed the same as a fresh engine at every step', async (run: PropertyRun) => {
     await checkRenders(run);
   });
 
   it.each([11, 12, 13, 14])('builds the same routing model as a cold build at every step (seed %i)', (seed) => {
     checkModels(seed, 150);
+  });
+
+  it.each([15, 16])('builds the same routing model as a cold build under the other ownership policies (seed %i)', (seed) => {
+    checkModels(seed, 100, { routeOwnership: 'name', tlsHostOwnership: 'oldest', defaultCertificate: 'beta/tls-b', selfSignedCertificate: SELF_SIGNED });
   });
 });
 
@@ -632,8 +743,8 @@ describe('incremental render of route conflicts', () => {
   });
 
   it('leaves no contested keys in the route index once a conflicting route is removed', () => {
-    const a: RouteCandidate = { host: 'h.example.com', path: '/x', exact: false, backend: 'be_a', owner: 'Ingress ns/a' };
-    const b: RouteCandidate = { host: 'h.example.com', path: '/x', exact: false, backend: 'be_b', owner: 'Ingress ns/b' };
+    const a: RouteCandidate = { host: 'h.example.com', path: '/x', exact: false, backend: 'be_a', owner: 'Ingress ns/a', namespace: 'ns', created: 0 };
+    const b: RouteCandidate = { host: 'h.example.com', path: '/x', exact: false, backend: 'be_b', owner: 'Ingress ns/b', namespace: 'ns', created: 0 };
     const index = new RouteIndex();
     index.add([a]);
     const before = index.tables(undefined, () => [a], () => undefined);

@@ -1,0 +1,90 @@
+// Regular expressions from annotations, checked before they become one bare word of a config
+// line that HAProxy compiles with PCRE2. A pattern must compile as a JavaScript RegExp too (the
+// two dialects share what is allowed here), hold no character HAProxy's line parser reads
+// specially (space, quotes, '#', escapes it rewrites), and have no nested unbounded repetition
+// such as `(a+)+`, whose backtracking one request could make cost seconds of CPU.
+import { bad, ok, type Parsed } from './values.js';
+
+export const MAX_REGEX = 512;
+
+/** Letters and digits allowed after a backslash: escapes PCRE2 and JavaScript read alike, none of which HAProxy's parser rewrites. */
+const SAFE_ESCAPES = /^[dDwWsSbB0-9]$/;
+/** Punctuation that may be escaped to stand for itself. */
+const ESCAPABLE_PUNCTUATION = '.^*+?()[]{}|/-:,=!<>&@%~';
+
+/** Why `pattern` cannot be used as a PCRE word of the config, or null; `groups` is its capture count. */
+export function parseRegex(pattern: string): Parsed<{ readonly pattern: string; readonly groups: number }> {
+  if (pattern === '') return bad('is an empty regular expression');
+  if (pattern.length > MAX_REGEX) return bad(`is ${pattern.length} characters long, over the limit of ${MAX_REGEX}`);
+  const word = wordProblem(pattern);
+  if (word !== null) return bad(word);
+  for (let i = 0; i < pattern.length; i++) {
+    if (pattern[i] !== '\\') continue;
+    const next = pattern[i + 1] ?? '';
+    if (!SAFE_ESCAPES.test(next) && !ESCAPABLE_PUNCTUATION.includes(next)) {
+      return bad(`uses the escape \\${next}, which is not allowed (allowed: \\d \\w \\s \\b, their capitals, back-references and escaped punctuation)`);
+    }
+    i++;
+  }
+  if (/\(\?<[=!]/.test(pattern)) return bad('uses a lookbehind, which PCRE2 accepts only with a fixed length; it is not allowed');
+  if (/(^|[^\\])\[\^?\]/.test(pattern)) return bad('opens a character class with "]", which PCRE2 and JavaScript read differently');
+  let compiled: RegExp;
+  try {
+    compiled = new RegExp(pattern);
+  } catch (error) {
+    return bad(`is not a valid regular expression (${error instanceof Error ? error.message.replace(/^Invalid regular expression: /, '') : String(error)})`);
+  }
+  if (nestedRepetition(pattern)) return bad('repeats a group that itself repeats without bound (like (a+)+), which can backtrack for seconds on one request');
+  const groups = (new RegExp(`${compiled.source}|`).exec('') as RegExpExecArray).length - 1;
+  return ok({ pattern, groups });
+}
+
+/**
+ * Why `word` cannot be one bare word of a config line, or null: whitespace and quotes split or
+ * open words, '#' starts a comment, control and non-ASCII characters have no place in it, and
+ * `if` / `unless` / braces would read as a condition.
+ */
+export function wordProblem(word: string): string | null {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  const refused = /[\s"'#\u0000-\u001f\u007f-\uffff]/.exec(word);
+  if (refused !== null) return `contains ${JSON.stringify(refused[0])}, which is not allowed (spaces, quotes, '#', control and non-ASCII characters would change the config line)`;
+  if (['if', 'unless', '{', '}', '!', '||'].includes(word)) return `is ${JSON.stringify(word)}, a word HAProxy reads as part of a condition`;
+  return null;
+}
+
+/** Whether a group that contains an unbounded quantifier is itself repeated (star height above one). */
+function nestedRepetition(pattern: string): boolean {
+  const stack: boolean[] = [];
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') {
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (c === ']') inClass = false;
+      continue;
+    }
+    if (c === '[') {
+      inClass = true;
+    } else if (c === '(') {
+      stack.push(false);
+    } else if (c === ')') {
+      const repeatsInside = stack.pop() ?? false;
+      const repeated = unbounded(pattern, i + 1);
+      if (repeatsInside && repeated) return true;
+      if (stack.length > 0 && (repeatsInside || repeated)) stack[stack.length - 1] = true;
+    } else if (stack.length > 0 && unbounded(pattern, i)) {
+      stack[stack.length - 1] = true;
+    }
+  }
+  return false;
+}
+
+/** Whether the quantifier at `at` (if any) repeats without bound: `*`, `+` or `{n,}`. */
+function unbounded(pattern: string, at: number): boolean {
+  const c = pattern[at];
+  if (c === '*' || c === '+') return true;
+  return c === '{' && /^\{\d+,\}/.test(pattern.slice(at));
+}

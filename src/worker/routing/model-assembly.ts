@@ -1,0 +1,92 @@
+// The parts of the routing model that are decided across Ingresses, in claimant order (oldest
+// first, see claimant.ts): which Ingress's certificate serves each TLS host, whose
+// `spec.defaultBackend` is the default, and the default certificate for unknown SNI names.
+// Pure functions of the Ingress entries: the builder calls them whenever an entry changed, so
+// an incremental build decides exactly as a cold one.
+import { pemFromSecret } from './certificates.js';
+import { compareClaimants, type Claimant } from './claimant.js';
+import type { Certificate, ModelOptions } from './model.js';
+import type { StoreReader } from './model-source.js';
+
+/** A TLS section of an Ingress whose Secret was found: the hosts it claims for its certificate. */
+export interface TlsClaim {
+  /** File name of the certificate: `<namespace>_<secret>.pem`. */
+  readonly certName: string;
+  readonly pem: string;
+  /** The hosts it claims (already filtered by the TLS host policy), sorted. */
+  readonly hosts: readonly string[];
+}
+
+/** What the cross-Ingress decisions read of one Ingress entry. */
+export interface ClaimSource {
+  readonly claimant: Claimant;
+  readonly tls: readonly TlsClaim[];
+  /** The backend of its `spec.defaultBackend`, if it has one. */
+  readonly defaultBackend: string | undefined;
+}
+
+export interface TlsAssignment {
+  /** Each certificate with the hosts it owns, sorted by name; certificates that own no host are left out. */
+  readonly certificates: Certificate[];
+  /** Every owned TLS host, sorted. */
+  readonly hosts: string[];
+}
+
+/**
+ * Each TLS host goes to its oldest claimant; a later claim with another certificate is refused
+ * with a warning naming both Ingresses (a claim of the same certificate is no conflict).
+ */
+export function assignTlsHosts(sources: readonly ClaimSource[], warn: (message: string) => void): TlsAssignment {
+  const ordered = sources.filter((s) => s.tls.length > 0).sort((a, b) => compareClaimants(a.claimant, b.claimant));
+  const owners = new Map<string, { claimant: Claimant; certName: string }>();
+  const byCert = new Map<string, { pem: string; hosts: string[] }>();
+  for (const source of ordered) {
+    for (const claim of source.tls) {
+      for (const host of claim.hosts) {
+        const owner = owners.get(host);
+        if (owner !== undefined) {
+          if (owner.certName !== claim.certName) warn(`${source.claimant.owner}: TLS host ${host} is already served by ${owner.claimant.owner}; ignored`);
+          continue;
+        }
+        owners.set(host, { claimant: source.claimant, certName: claim.certName });
+        let cert = byCert.get(claim.certName);
+        if (cert === undefined) {
+          cert = { pem: claim.pem, hosts: [] };
+          byCert.set(claim.certName, cert);
+        }
+        cert.hosts.push(host);
+      }
+    }
+  }
+  const certificates = [...byCert].map(([name, { pem, hosts }]) => ({ name, pem, hosts: hosts.sort() })).sort((a, b) => (a.name < b.name ? -1 : 1));
+  return { certificates, hosts: [...owners.keys()].sort() };
+}
+
+/** The oldest `spec.defaultBackend`; every other one is ignored with a warning. */
+export function chooseDefaultBackend(sources: readonly ClaimSource[], warn: (message: string) => void): string | undefined {
+  const candidates = sources.filter((s) => s.defaultBackend !== undefined).sort((a, b) => compareClaimants(a.claimant, b.claimant));
+  const winner = candidates[0];
+  for (const loser of candidates.slice(1)) {
+    warn(`${loser.claimant.owner}: spec.defaultBackend is ignored; the default backend of ${winner?.claimant.owner} (the oldest) applies`);
+  }
+  return winner?.defaultBackend;
+}
+
+/** File name of the default certificate; tenant certificates are `<namespace>_<secret>.pem`, and a namespace has no `_`. */
+export const DEFAULT_CERTIFICATE_NAME = 'default.pem';
+
+/**
+ * The certificate for unknown SNI names: the Secret named by `values.defaultCertificate`, or else
+ * the self-signed one the command line made for the output directory. Undefined without either.
+ */
+export function resolveDefaultCertificate(reader: StoreReader, options: ModelOptions, warn: (message: string) => void): Certificate | undefined {
+  if (options.defaultCertificate !== '') {
+    const parts = options.defaultCertificate.split('/');
+    const secret = parts.length === 2 ? reader.getSingle(options.stores.secrets, parts) : undefined;
+    const pem = secret === undefined ? undefined : pemFromSecret(secret);
+    if (pem !== undefined) return { name: DEFAULT_CERTIFICATE_NAME, pem, hosts: [] };
+    const fallback = options.selfSignedCertificate === '' ? 'unknown SNI names get no certificate' : 'the self-signed certificate is used';
+    warn(`values.defaultCertificate: secret ${JSON.stringify(options.defaultCertificate)} is missing or has no tls.crt/tls.key; ${fallback}`);
+  }
+  return options.selfSignedCertificate === '' ? undefined : { name: DEFAULT_CERTIFICATE_NAME, pem: options.selfSignedCertificate, hosts: [] };
+}

@@ -1,0 +1,77 @@
+// The servers behind one Ingress backend reference. A Service with endpoints resolves through its
+// EndpointSlices (endpoints.ts); an ExternalName Service becomes one server at its DNS name,
+// resolved by HAProxy at run time. A Service that cannot be routed (missing, no such port, no
+// ready endpoints, an unsupported type or external name) is a warning and an empty backend.
+import { isIP } from 'node:net';
+import type { KubeObject } from '../protocol.js';
+import { resolveEndpoints, type BackendRef } from './endpoints.js';
+import type { ModelOptions } from './model.js';
+import type { RecordedReads } from './recorded-reads.js';
+
+export interface ServiceServers {
+  /** The Service, when it exists and passed the object checks. */
+  readonly service: KubeObject | undefined;
+  /** `address:port` of each server, sorted. */
+  readonly addresses: readonly string[];
+  /** The addresses are DNS names. */
+  readonly dns: boolean;
+}
+
+const ENDPOINT_TYPES = new Set(['ClusterIP', 'NodePort', 'LoadBalancer']);
+/** A lowercase DNS name of at most 253 characters; a trailing dot is dropped before the check. */
+const DNS_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
+
+export function serviceServers(reads: RecordedReads, options: ModelOptions, ns: string, ref: BackendRef, owner: string): ServiceServers {
+  const service = reads.getSingle(options.stores.services, [ns, ref.service.name]);
+  const spec = (service?.spec ?? {}) as { type?: unknown; externalName?: unknown; ports?: { name?: string; port: number }[] };
+  const where = `${owner}: service ${ns}/${ref.service.name}`;
+  if (service !== undefined && spec.type === 'ExternalName') {
+    const address = externalAddress(spec, ref, options, where, reads);
+    return { service, addresses: address === undefined ? [] : [address], dns: true };
+  }
+  if (service !== undefined && spec.type !== undefined && !ENDPOINT_TYPES.has(spec.type as string)) {
+    reads.warn(`${where} has the unsupported type ${JSON.stringify(spec.type)}; its backend has no servers`);
+    return { service, addresses: [], dns: false };
+  }
+  const logged = reads.log.length;
+  const addresses = resolveEndpoints(reads, options, ns, ref, owner);
+  // resolveEndpoints warns about a missing Service or port; an empty result without a warning
+  // is a Service without ready endpoints.
+  if (addresses.length === 0 && reads.log.length === logged) reads.warn(`${where} has no ready endpoints; its backend has no servers`);
+  return { service, addresses, dns: false };
+}
+
+/** `name:port` of an ExternalName Service, or undefined (with a warning) when it cannot be used. */
+function externalAddress(
+  spec: { externalName?: unknown; ports?: { name?: string; port: number }[] },
+  ref: BackendRef,
+  options: ModelOptions,
+  where: string,
+  reads: RecordedReads,
+): string | undefined {
+  const raw = typeof spec.externalName === 'string' ? spec.externalName.replace(/\.$/, '') : '';
+  const problem = externalNameProblem(raw, options);
+  if (problem !== undefined) {
+    reads.warn(`${where}: externalName ${JSON.stringify(spec.externalName)} ${problem}; its backend has no servers`);
+    return undefined;
+  }
+  const port = ref.service.port.number ?? (spec.ports ?? []).find((p) => p.name === ref.service.port.name)?.port;
+  if (port === undefined || !Number.isInteger(port) || port < 1 || port > 65535) {
+    reads.warn(`${where} has no port ${String(ref.service.port.number ?? ref.service.port.name)}; its backend has no servers`);
+    return undefined;
+  }
+  return isIP(raw) === 6 ? `[${raw}]:${port}` : `${raw}:${port}`;
+}
+
+/** Why an external name is refused, or undefined. Loopback follows `allowLoopbackEndpoints`. */
+function externalNameProblem(name: string, options: ModelOptions): string | undefined {
+  if (name.includes('%')) return 'has a zone ID';
+  const family = isIP(name);
+  if (family === 0 && !DNS_NAME.test(name)) return 'is not a DNS name';
+  const lower = name.toLowerCase();
+  const loopback = lower === 'localhost' || lower.endsWith('.localhost') || (family === 4 && lower.startsWith('127.')) || lower === '::1';
+  if (loopback && !options.allowLoopbackEndpoints) return 'is a loopback address (allowLoopbackEndpoints is off)';
+  if (family === 4 && (lower === '0.0.0.0' || lower.startsWith('169.254.') || Number(lower.split('.')[0]) >= 224)) return 'is not a routable address';
+  if (family === 6 && (lower === '::' || /^fe[89ab]/.test(lower) || lower.startsWith('ff'))) return 'is not a routable address';
+  return undefined;
+}

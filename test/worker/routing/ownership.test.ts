@@ -1,0 +1,156 @@
+import { describe, expect, it } from 'vitest';
+import type { KubeObject } from '../../../src/worker/protocol.js';
+import { RouteIndex, routeTables, type RouteCandidate } from '../../../src/worker/routing/route-index.js';
+import { endpointSlice, ingress, routes, routingModel, rule, service, tlsSecret } from '../../helpers/cluster.js';
+
+const OLD = { creationTimestamp: '2024-01-01T00:00:00Z' };
+const NEW = { creationTimestamp: '2025-06-01T00:00:00Z' };
+
+/** Services `web` and `api` (with endpoints) in each namespace, so only ownership warnings remain. */
+function services(...namespaces: string[]): KubeObject[] {
+  return namespaces.flatMap((ns) => [service(ns, 'web'), service(ns, 'api'), endpointSlice(ns, 'web', ['10.0.0.1']), endpointSlice(ns, 'api', ['10.0.0.2'])]);
+}
+
+describe('Exact before Prefix on the same path', () => {
+  it('orders the wildcard regex table Exact keys first, so an Exact path beats a longer Prefix regex', () => {
+    const { model } = routingModel([
+      ingress('shop', 'wild', {
+        rules: [rule('*.wild.example.com', { path: '/foo', pathType: 'Prefix', service: 'web' }, { path: '/foo', pathType: 'Exact', service: 'api' })],
+      }),
+      ...services('shop'),
+    ]);
+    const first = model.hostRegex.find((entry) => new RegExp(entry.key).test('a.wild.example.com/foo'));
+    expect(first?.backend).toBe('ing_shop_wild_api_80');
+    const forSubpath = model.hostRegex.find((entry) => new RegExp(entry.key).test('a.wild.example.com/foo/bar'));
+    expect(forSubpath?.backend).toBe('ing_shop_wild_web_80');
+  });
+
+  it('keeps Exact keys first in the regex table when routes arrive one by one', () => {
+    const prefix: RouteCandidate = { host: '*.w.example.com', path: '/a', exact: false, backend: 'p', owner: 'Ingress ns/a', namespace: 'ns', created: 0 };
+    const exact: RouteCandidate = { ...prefix, exact: true, backend: 'e', owner: 'Ingress ns/b' };
+    const index = new RouteIndex();
+    index.add([prefix]);
+    const before = index.tables(undefined, () => [prefix], () => undefined);
+    index.add([exact]);
+    const after = index.tables(before, () => [prefix, exact], () => undefined);
+    expect(after.hostRegex.map((e) => e.backend)).toEqual(['e', 'p']);
+    expect(after).toEqual(routeTables([prefix, exact], () => undefined));
+  });
+
+  it('gives an Exact host-less path precedence over a Prefix one, through the exact path map', () => {
+    const { model } = routingModel([
+      ingress('shop', 'a', { rules: [rule(undefined, { path: '/x', pathType: 'Prefix', service: 'web' })] }),
+      ingress('shop', 'b', { rules: [rule(undefined, { path: '/x', pathType: 'Exact', service: 'api' })] }),
+      ...services('shop'),
+    ]);
+    expect(routes(model.pathExact)).toEqual(['/x ing_shop_b_api_80']);
+    expect(routes(model.pathPrefix)).toEqual(['/x/ ing_shop_a_web_80']);
+  });
+});
+
+describe('ownership of hosts and paths across namespaces', () => {
+  const claim = (ns: string, name: string, metadata: Record<string, unknown>, pathType = 'Prefix'): KubeObject =>
+    ingress(ns, name, { rules: [rule('shop.example.com', { path: '/', pathType, service: 'web' })] }, metadata);
+
+  it('keeps a host and path with its oldest claimant, whatever the namespace names, and warns naming both', () => {
+    const { model, warnings } = routingModel([claim('shop', 'front', OLD), claim('aaa', 'grab', NEW), ...services('shop', 'aaa')]);
+    expect(routes(model.hostPrefix)).toEqual(['shop.example.com/ ing_shop_front_web_80']);
+    expect(warnings).toContain('Ingress aaa/grab: route shop.example.com/ is already served by Ingress shop/front; ignored');
+  });
+
+  it('refuses a newer Exact claim on the same host and path from another namespace', () => {
+    const { model, warnings } = routingModel([claim('shop', 'front', OLD), claim('aaa', 'grab', NEW, 'Exact'), ...services('shop', 'aaa')]);
+    expect(model.hostExact).toEqual([]);
+    expect(warnings).toContain('Ingress aaa/grab: route shop.example.com/ is already served by Ingress shop/front; ignored');
+  });
+
+  it('ranks an Ingress without a creationTimestamp after one that has it', () => {
+    const { model } = routingModel([claim('aaa', 'grab', {}), claim('shop', 'front', NEW), ...services('shop', 'aaa')]);
+    expect(routes(model.hostPrefix)).toEqual(['shop.example.com/ ing_shop_front_web_80']);
+  });
+
+  it('falls back to namespace/name order between Ingresses of the same age', () => {
+    const { model } = routingModel([claim('shop', 'front', OLD), claim('aaa', 'grab', OLD), ...services('shop', 'aaa')]);
+    expect(routes(model.hostPrefix)).toEqual(['shop.example.com/ ing_aaa_grab_web_80']);
+  });
+
+  it('ranks by namespace/name alone with routeOwnership: name', () => {
+    const { model } = routingModel([claim('shop', 'front', OLD), claim('aaa', 'grab', NEW), ...services('shop', 'aaa')], { routeOwnership: 'name' });
+    expect(routes(model.hostPrefix)).toEqual(['shop.example.com/ ing_aaa_grab_web_80']);
+  });
+
+  it('refuses a routeOwnership that is not one of its choices', () => {
+    expect(() => routingModel([], { routeOwnership: 'newest' })).toThrow('values.routeOwnership must be one of oldest, name, got "newest"');
+  });
+
+  it('lets Ingresses of one namespace share a host, an Exact path beating a Prefix path', () => {
+    const { model, warnings } = routingModel([claim('shop', 'front', OLD), claim('shop', 'landing', NEW, 'Exact'), ...services('shop')]);
+    expect(routes(model.hostExact)).toEqual(['shop.example.com/ ing_shop_landing_web_80']);
+    expect(routes(model.hostPrefix)).toEqual(['shop.example.com/ ing_shop_front_web_80']);
+    expect(warnings.filter((w) => w.includes('already served'))).toEqual([]);
+  });
+});
+
+describe('ownership of TLS hosts', () => {
+  const tlsIngress = (ns: string, name: string, metadata: Record<string, unknown>, routed: string[], tlsHosts: string[] | undefined, secret = `${ns}-tls`): KubeObject =>
+    ingress(ns, name, { tls: [{ ...(tlsHosts === undefined ? {} : { hosts: tlsHosts }), secretName: secret }], rules: routed.map((h) => rule(h, { service: 'web' })) }, metadata);
+
+  it('ignores a TLS host the Ingress does not route, with a warning', () => {
+    const { model, warnings } = routingModel([
+      tlsIngress('shop', 'front', NEW, ['shop.example.com'], ['shop.example.com']),
+      tlsIngress('aaa', 'grab', OLD, ['aaa.example.com'], ['shop.example.com']),
+      tlsSecret('shop', 'shop-tls'),
+      tlsSecret('aaa', 'aaa-tls'),
+      ...services('shop', 'aaa'),
+    ]);
+    expect(model.certificates.map((c) => [c.name, c.hosts])).toEqual([['shop_shop-tls.pem', ['shop.example.com']]]);
+    expect(model.tlsHosts).toEqual(['shop.example.com']);
+    expect(warnings).toContain('Ingress aaa/grab: TLS host shop.example.com is not routed by this Ingress; ignored');
+  });
+
+  it('gives a TLS host routed by two Ingresses to the oldest, warning about the other certificate', () => {
+    const { model, warnings } = routingModel([
+      tlsIngress('shop', 'front', OLD, ['shop.example.com'], ['shop.example.com']),
+      tlsIngress('shop', 'other', NEW, ['shop.example.com'], ['shop.example.com'], 'other-tls'),
+      tlsSecret('shop', 'shop-tls'),
+      tlsSecret('shop', 'other-tls'),
+      ...services('shop'),
+    ]);
+    expect(model.certificates.map((c) => [c.name, c.hosts])).toEqual([['shop_shop-tls.pem', ['shop.example.com']]]);
+    expect(warnings).toContain('Ingress shop/other: TLS host shop.example.com is already served by Ingress shop/front; ignored');
+  });
+
+  it('counts every listed host under tlsHostOwnership: oldest', () => {
+    const { model } = routingModel(
+      [tlsIngress('aaa', 'grab', OLD, ['aaa.example.com'], ['shop.example.com']), tlsSecret('aaa', 'aaa-tls'), ...services('aaa')],
+      { tlsHostOwnership: 'oldest' },
+    );
+    expect(model.tlsHosts).toEqual(['shop.example.com']);
+  });
+
+  it('covers the routed hosts with a TLS section that lists none', () => {
+    const { model } = routingModel([
+      tlsIngress('shop', 'front', OLD, ['shop.example.com', 'www.shop.example.com'], undefined),
+      tlsSecret('shop', 'shop-tls'),
+      ...services('shop'),
+    ]);
+    expect(model.certificates.map((c) => c.hosts)).toEqual([['shop.example.com', 'www.shop.example.com']]);
+  });
+});
+
+describe('spec.defaultBackend', () => {
+  const withDefault = (ns: string, name: string, metadata: Record<string, unknown>): KubeObject =>
+    ingress(ns, name, { defaultBackend: { service: { name: 'web', port: { number: 80 } } } }, metadata);
+
+  it("does not beat another Ingress's host-less / rule: it is the default backend, not a route", () => {
+    const { model } = routingModel([withDefault('aaa', 'catch', OLD), ingress('zzz', 'root', { rules: [rule(undefined, { path: '/', service: 'api' })] }), ...services('aaa', 'zzz')]);
+    expect(routes(model.pathPrefix)).toEqual(['/ ing_zzz_root_api_80']);
+    expect(model.defaultBackend).toBe('ing_aaa_catch_web_80');
+  });
+
+  it('takes the oldest of several, warning about each other one', () => {
+    const { model, warnings } = routingModel([withDefault('aaa', 'newer', NEW), withDefault('zzz', 'older', OLD), ...services('aaa', 'zzz')]);
+    expect(model.defaultBackend).toBe('ing_zzz_older_web_80');
+    expect(warnings).toContain('Ingress aaa/newer: spec.defaultBackend is ignored; the default backend of Ingress zzz/older (the oldest) applies');
+  });
+});
