@@ -2,6 +2,7 @@
 // Command line entry: `haptic-reconciler <command>`. Each command lives in its own file and is
 // thin: it wires the engine's components together and prints; all logic lives in the components.
 import { Command } from 'commander';
+import { registerBackends } from './backends.js';
 import { registerDemo } from './demo.js';
 import { registerLoadtest } from './loadtest.js';
 import { registerRender } from './render.js';
@@ -16,6 +17,7 @@ registerRender(program);
 registerRun(program);
 registerDemo(program);
 registerLoadtest(program);
+registerBackends(program);
 
 try {
   await program.parseAsync(process.argv);

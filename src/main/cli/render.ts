@@ -1,16 +1,20 @@
 // `haptic-reconciler render`: loads a manifest directory once, renders and validates it on the
-// worker pool, writes the output, and optionally asks HAProxy (`--check`). Exit 0: good; 1: a phase
-// failed; 2: written, but objects were rejected.
+// worker pool, writes the output, and optionally asks HAProxy first (`--check`: a refused render
+// leaves the previous output in place). Exit 0: good; 1: a phase failed or HAProxy refused; 2:
+// written, but objects or parts of objects were rejected (each printed with its file:line).
 import { Option, type Command } from 'commander';
 import { resolve } from 'node:path';
 import { defaultLogger } from '../core/logger.js';
-import { checkConfigFile, haproxyVersion } from '../haproxy/haproxy-check.js';
+import { haproxyRenderChecker } from '../gate/render-checker.js';
+import { haproxyVersion } from '../haproxy/haproxy-check.js';
 import { outputDirs, writeRenderOutput } from '../output/render-output.js';
 import { PipelineError } from '../pipeline/pipeline.js';
 import { PoolPipeline } from '../pipeline/pool/pool-pipeline.js';
-import { DEFAULT_MAX_MANIFEST_BYTES, loadManifests } from '../sources/manifest/manifest-loader.js';
+import { DEFAULT_MAX_MANIFEST_BYTES, loadManifests, type LoadedObject } from '../sources/manifest/manifest-loader.js';
+import type { Rejection } from '../../worker/protocol.js';
 import { StoreProvider } from '../stores/store-provider.js';
-import { DEFAULT_TEMPLATE_SET_PATH, loadTemplateSet, parseSetOverrides } from '../template-set/template-set.js';
+import { loadOutputTemplateSet } from '../template-set/output-template-set.js';
+import { DEFAULT_TEMPLATE_SET_PATH } from '../template-set/template-set.js';
 import { collect, positiveInteger } from './options.js';
 
 export function registerRender(program: Command): void {
@@ -20,7 +24,8 @@ export function registerRender(program: Command): void {
     .requiredOption('--manifests <dir>', 'directory of Kubernetes YAML/JSON (multi-document files allowed)')
     .requiredOption('--out <dir>', 'output directory for haproxy.cfg, maps/, files/, certs/')
     .option('--templates <file>', 'template set YAML', DEFAULT_TEMPLATE_SET_PATH)
-    .option('--set <key=value>', 'override a template value (repeatable)', collect, [])
+    .option('--set <key=value>', 'override a template value; the key must exist (repeatable)', collect, [])
+    .option('--set-new <key=value>', 'add or override a template value, new keys allowed (repeatable)', collect, [])
     .option('--check', 'also run `haproxy -c` on the output when HAProxy is installed', false)
     .addOption(new Option('--threads <n>', 'worker threads').argParser((v) => Number.parseInt(v, 10)))
     .addOption(new Option('--max-manifest-bytes <n>', 'larger manifest files are refused').default(DEFAULT_MAX_MANIFEST_BYTES).argParser(positiveInteger))
@@ -34,6 +39,7 @@ interface RenderFlags {
   out: string;
   templates: string;
   set: string[];
+  setNew: string[];
   check: boolean;
   threads?: number;
   maxManifestBytes: number;
@@ -42,23 +48,38 @@ interface RenderFlags {
 async function renderCommand(opts: RenderFlags): Promise<number> {
   const out = resolve(opts.out);
   const dirs = outputDirs(out);
-  const set = await loadTemplateSet(resolve(opts.templates), {
-    mapsDir: dirs.mapsDir,
-    filesDir: dirs.filesDir,
-    certsDir: dirs.certsDir,
-    ...parseSetOverrides(opts.set),
-  });
+  const set = await loadOutputTemplateSet(out, resolve(opts.templates), { set: opts.set, setNew: opts.setNew });
   const stores = new StoreProvider(set.stores);
   const loaded = await loadManifests(resolve(opts.manifests), set.stores, { maxFileBytes: opts.maxManifestBytes });
-  for (const error of loaded.errors) console.error(`error: ${error}`);
+  for (const error of loaded.errors) console.error(`rejected: ${error}`);
   for (const { store, object } of loaded.objects) stores.store(store).upsert(object);
-  console.error(
-    `loaded ${loaded.objects.length} objects from ${loaded.files} files (${loaded.ignored} of unwatched kinds, ${loaded.errors.length} rejected)`,
-  );
   const pipeline = await PoolPipeline.create({ templateSet: set, logger: defaultLogger(), ...(opts.threads === undefined ? {} : { threads: opts.threads }) });
   try {
     const result = await pipeline.execute(AbortSignal.timeout(120_000), stores, 'reconcile');
-    for (const warning of result.warnings) console.error(`warning: ${warning}`);
+    const sources = sourcesByObject(loaded.objects);
+    for (const rejection of result.rejections) console.error(`rejected: ${describeRejection(rejection, sources)}`);
+    // Every rejection is also a warning for the logs; here it was printed with its file and line.
+    for (const warning of result.warnings) if (!warning.startsWith('rejected ')) console.error(`warning: ${warning}`);
+    const rejectedObjects = new Set(result.rejections.filter((r) => r.scope === 'object').map((r) => `${r.kind} ${r.namespace}/${r.name}`)).size;
+    const dropped = result.rejections.length - result.rejections.filter((r) => r.scope === 'object').length;
+    console.error(
+      `loaded ${loaded.objects.length} objects from ${loaded.files} files (${loaded.ignored} of unwatched kinds); ` +
+        `${loaded.errors.length} documents refused by the loader, ${rejectedObjects} objects rejected, ${dropped} parts of objects dropped`,
+    );
+    if (opts.check) {
+      const version = await haproxyVersion();
+      if (version === null) {
+        console.error('warning: --check: haproxy is not installed; skipped');
+      } else {
+        // HAProxy judges a private copy first: a refused render never replaces the previous output.
+        const verdict = await haproxyRenderChecker({ directories: dirs })(result, AbortSignal.timeout(120_000));
+        console.log(`haproxy -c (${version}): ${verdict.ok ? 'valid' : verdict.refused ? 'REJECTED' : 'could not run'}`);
+        if (!verdict.ok) {
+          console.error(`${verdict.message}\nthe previous output in ${out} was left as it was`);
+          return 1;
+        }
+      }
+    }
     await writeRenderOutput(dirs, result.haproxyConfig, result.auxiliaryFiles);
     const aux = result.auxiliaryFiles;
     console.log(
@@ -66,20 +87,7 @@ async function renderCommand(opts: RenderFlags): Promise<number> {
         `${Object.keys(aux.files).length} files, ${Object.keys(aux.certificates).length} certificates) ` +
         `in ${result.timings.totalMs.toFixed(1)} ms (render ${result.timings.renderMs.toFixed(1)} ms, validate ${result.timings.validateMs.toFixed(1)} ms)`,
     );
-    if (opts.check) {
-      const version = await haproxyVersion();
-      if (version === null) {
-        console.error('warning: --check: haproxy is not installed; skipped');
-      } else {
-        const verdict = await checkConfigFile(dirs.configFile);
-        console.log(`haproxy -c (${version}): ${verdict.ok ? 'valid' : 'REJECTED'}`);
-        if (!verdict.ok) {
-          console.error(verdict.message);
-          return 1;
-        }
-      }
-    }
-    return loaded.errors.length > 0 ? 2 : 0;
+    return loaded.errors.length > 0 || result.rejections.length > 0 ? 2 : 0;
   } catch (error) {
     if (error instanceof PipelineError) {
       console.error(`error: ${error.phase} phase: ${error.message}`);
@@ -89,4 +97,18 @@ async function renderCommand(opts: RenderFlags): Promise<number> {
   } finally {
     await pipeline.destroy();
   }
+}
+
+/** `Kind namespace/name` → where the object came from (`file:line`). */
+function sourcesByObject(objects: readonly LoadedObject[]): Map<string, string> {
+  const sources = new Map<string, string>();
+  for (const { object, source } of objects) sources.set(`${object.kind ?? ''} ${object.metadata.namespace ?? ''}/${object.metadata.name}`, source);
+  return sources;
+}
+
+function describeRejection(rejection: Rejection, sources: ReadonlyMap<string, string>): string {
+  const name = rejection.namespace === '' ? rejection.name : `${rejection.namespace}/${rejection.name}`;
+  const source = sources.get(`${rejection.kind} ${rejection.namespace}/${rejection.name}`);
+  const what = rejection.scope === 'object' ? '' : ` (${rejection.scope} dropped)`;
+  return `${source === undefined ? '' : `${source}: `}${rejection.kind} ${name}${what}: ${rejection.reason}`;
 }

@@ -21,6 +21,7 @@ interface RunFlags {
   namespace?: string;
   templates: string;
   set: string[];
+  setNew: string[];
   threads?: number;
   maxManifestBytes: number;
   metricsAddr: string;
@@ -46,7 +47,8 @@ export function registerRun(program: Command): void {
     .requiredOption('--out <dir>', 'output directory the leader keeps current: haproxy.cfg, maps/, files/, certs/')
     .option('--namespace <ns>', 'watch only this namespace')
     .option('--templates <file>', 'template set YAML', DEFAULT_TEMPLATE_SET_PATH)
-    .option('--set <key=value>', 'override a template value (repeatable)', collect, [])
+    .option('--set <key=value>', 'override a template value; the key must exist (repeatable)', collect, [])
+    .option('--set-new <key=value>', 'add or override a template value, new keys allowed (repeatable)', collect, [])
     .addOption(new Option('--threads <n>', 'render worker threads').argParser(positiveInteger))
     .addOption(new Option('--max-manifest-bytes <n>', 'larger manifest files are refused (--manifests)').default(DEFAULT_MAX_MANIFEST_BYTES).argParser(positiveInteger))
     .option('--metrics-addr <host:port>', 'serve /metrics, /healthz, /readyz here; "off" disables', '127.0.0.1:9100')
@@ -79,6 +81,7 @@ async function runCommand(flags: RunFlags): Promise<number> {
     out: resolve(flags.out),
     templates: resolve(flags.templates),
     set: flags.set,
+    setNew: flags.setNew,
     metricsAddr: flags.metricsAddr,
     limits: { maxFileBytes: flags.maxManifestBytes },
     logger,

@@ -9,12 +9,18 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { defaultLogger } from '../core/logger.js';
 import { Engine } from '../engine.js';
 import { SingleReplicaElector, type Elector } from '../leadership/elector.js';
+import { join } from 'node:path';
+import { Deployer } from '../deploy/deployer.js';
+import { DriftPreventionMonitor } from '../deploy/drift-monitor.js';
+import { RenderGate } from '../gate/render-gate.js';
+import { HaproxyProcess } from '../haproxy/haproxy-process.js';
+import { LocalHaproxyTarget } from '../haproxy/local-haproxy-target.js';
 import { OutputDirectory, outputPathsIn } from '../output/output-directory.js';
 import { OutputWriter } from '../output/output-writer.js';
 import type { ManifestLimits } from '../sources/manifest/manifest-loader.js';
 import { ManifestSource } from '../sources/manifest/manifest-source.js';
 import type { Source } from '../sources/source.js';
-import { DEFAULT_TEMPLATE_SET_PATH, loadTemplateSet, parseSetOverrides } from '../template-set/template-set.js';
+import { loadOutputTemplateSet } from '../template-set/output-template-set.js';
 
 export type SourceChoice = { readonly manifests: string } | { readonly kubeconfig: string } | { readonly inCluster: true };
 
@@ -26,13 +32,41 @@ export interface ControllerOptions {
   readonly namespace?: string;
   /** @default the bundled default set */
   readonly templates?: string;
-  /** `key=value` overrides of the template set's values. */
+  /** `key=value` overrides of the template set's values; each key must exist (`--set`). */
   readonly set?: readonly string[];
+  /** `key=value` overrides that may add values (`--set-new`). */
+  readonly setNew?: readonly string[];
   readonly threads?: number;
   /** Caps for manifest files (`--manifests`). */
   readonly limits?: ManifestLimits;
+  /** Lease leader election among replicas (needs a Kubernetes API server). */
+  readonly leaderElection?: LeaderElectionOptions;
+  /** Start and supervise a local HAProxy on the output directory, and deploy to it. */
+  readonly haproxy?: HaproxyOptions;
   readonly clock?: Clock;
   readonly logger?: Logger;
+}
+
+export interface LeaderElectionOptions {
+  readonly namespace: string;
+  readonly name: string;
+  readonly identity: string;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+}
+
+export interface HaproxyOptions {
+  /** Least time from the end of one reload to the start of the next. @default 2000 */
+  readonly minDeploymentIntervalMs?: number;
+  /** A deployment is forced when none completed for this long. @default 60000 */
+  readonly driftIntervalMs?: number;
+}
+
+/** Callbacks metrics attach to components assembled before the metrics exist. */
+export interface ControllerHooks {
+  onHaproxyRestart?: () => void;
+  onEndpointChangeApplied?: (seconds: number) => void;
 }
 
 /** Everything `run` assembled, before it starts. */
@@ -40,41 +74,81 @@ export interface AssembledController {
   readonly engine: Engine;
   readonly templateSet: TemplateSetSource;
   readonly output: OutputDirectory;
-  readonly writer: OutputWriter;
+  /** Writes `--out` without `--haproxy`. */
+  readonly writer: OutputWriter | undefined;
+  /** With `--haproxy`: the deployer (ready once HAProxy serves a render) and its target. */
+  readonly haproxy: { readonly deployer: Deployer; readonly target: LocalHaproxyTarget } | undefined;
+  /** Set these before the engine starts. */
+  readonly hooks: ControllerHooks;
 }
 
-/** Loads the template set with the output directory's paths (and any `--set` values). */
-export async function loadControllerTemplateSet(options: Pick<ControllerOptions, 'out' | 'templates' | 'set'>, extra: Record<string, unknown> = {}): Promise<TemplateSetSource> {
-  const paths = outputPathsIn(options.out);
-  return loadTemplateSet(options.templates ?? DEFAULT_TEMPLATE_SET_PATH, {
-    mapsDir: paths.mapsDir,
-    filesDir: paths.filesDir,
-    certsDir: paths.certsDir,
-    ...extra,
-    ...parseSetOverrides(options.set ?? []),
-  });
+/**
+ * Loads the template set with the output directory's paths and default certificate (and any
+ * `--set` / `--set-new` values); see output-template-set.ts.
+ */
+export async function loadControllerTemplateSet(options: Pick<ControllerOptions, 'out' | 'templates' | 'set' | 'setNew'>, extra: Record<string, unknown> = {}): Promise<TemplateSetSource> {
+  return loadOutputTemplateSet(options.out, options.templates, { set: options.set ?? [], setNew: options.setNew ?? [] }, extra);
 }
 
 export async function assembleController(options: ControllerOptions, choose: { source?: Source; elector?: Elector } = {}): Promise<AssembledController> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? defaultLogger();
-  const templateSet = await loadControllerTemplateSet(options);
-  const source = choose.source ?? sourceFor(options, clock, logger);
+  const paths = outputPathsIn(options.out);
+  // HAProxy's admin socket is where the deployer's runtime changes go (`run --haproxy`).
+  const runtime = options.haproxy === undefined ? {} : { runtimeSocket: join(options.out, 'run', 'admin.sock') };
+  const templateSet = await loadControllerTemplateSet(options, runtime);
+  const source = choose.source ?? (await sourceFor(options, clock, logger));
+  const elector = choose.elector ?? (await electorFor(options, clock, logger));
   const engine = await Engine.create({
     templateSet,
     sources: [source],
-    elector: choose.elector ?? new SingleReplicaElector(),
+    elector,
     clock,
     logger,
     ...(options.threads === undefined ? {} : { threads: options.threads }),
   });
   const output = new OutputDirectory(options.out);
-  const writer = new OutputWriter({ bus: engine.bus, directory: output, clock, logger });
-  engine.addLeaderComponent(writer);
-  return { engine, templateSet, output, writer };
+  const hooks: ControllerHooks = {};
+  if (options.haproxy === undefined) {
+    const writer = new OutputWriter({ bus: engine.bus, directory: output, clock, logger });
+    engine.addLeaderComponent(writer);
+    return { engine, templateSet, output, writer, haproxy: undefined, hooks };
+  }
+  const process = HaproxyProcess.forOutputDirectory(options.out, { clock, logger, onRestart: () => hooks.onHaproxyRestart?.() });
+  const target = new LocalHaproxyTarget({ output, haproxy: process, logger });
+  const deployer = new Deployer({
+    bus: engine.bus,
+    target,
+    clock,
+    logger,
+    mapsDir: paths.mapsDir,
+    storeVersion: () => engine.stores.version,
+    onEndpointChangeApplied: (seconds) => hooks.onEndpointChangeApplied?.(seconds),
+    ...(options.haproxy.minDeploymentIntervalMs === undefined ? {} : { minDeploymentIntervalMs: options.haproxy.minDeploymentIntervalMs }),
+  });
+  engine.addLeaderComponent(new RenderGate({ bus: engine.bus, directories: paths, clock, logger }));
+  engine.addLeaderComponent(deployer);
+  engine.addLeaderComponent(
+    new DriftPreventionMonitor({ bus: engine.bus, clock, logger, ...(options.haproxy.driftIntervalMs === undefined ? {} : { driftIntervalMs: options.haproxy.driftIntervalMs }) }),
+  );
+  return { engine, templateSet, output, writer: undefined, haproxy: { deployer, target }, hooks };
 }
 
-function sourceFor(options: ControllerOptions, clock: Clock, logger: Logger): Source {
+async function sourceFor(options: ControllerOptions, clock: Clock, logger: Logger): Promise<Source> {
   if ('manifests' in options.source) return new ManifestSource({ dir: options.source.manifests, clock, logger, ...(options.limits === undefined ? {} : { limits: options.limits }) });
-  throw new TypeError('a Kubernetes source needs the kubernetes module (pass `source` explicitly)');
+  // The Kubernetes client takes about half a second to load: only `run` against a cluster pays.
+  const { kubernetesSource, loadKubeConfig } = await import('../sources/kubernetes/kubernetes-source.js').then(async (m) => ({ ...m, ...(await import('../sources/kubernetes/kube-config.js')) }));
+  return kubernetesSource({ kubeConfig: loadKubeConfig(kubeConfigFrom(options.source)), clock, logger, ...(options.namespace === undefined ? {} : { namespace: options.namespace }) });
+}
+
+async function electorFor(options: ControllerOptions, clock: Clock, logger: Logger): Promise<Elector> {
+  const election = options.leaderElection;
+  if (election === undefined) return new SingleReplicaElector();
+  if ('manifests' in options.source) throw new TypeError('leader election needs a Kubernetes API server for its Lease: use --kubeconfig or --in-cluster');
+  const [{ LeaseElector }, { loadKubeConfig }] = await Promise.all([import('../leadership/lease-elector.js'), import('../sources/kubernetes/kube-config.js')]);
+  return new LeaseElector({ kubeConfig: loadKubeConfig(kubeConfigFrom(options.source)), ...election, clock, logger });
+}
+
+function kubeConfigFrom(source: Exclude<SourceChoice, { readonly manifests: string }>): string {
+  return 'kubeconfig' in source ? source.kubeconfig : 'in-cluster';
 }

@@ -1,30 +1,15 @@
 // runController: the controller `run` starts. Assembles it (see controller.ts), serves metrics and
 // health, runs until the signal aborts, then stops in order: sources and leader components stop
 // and leadership is released (the engine), then the worker pool and the HTTP endpoints close.
+import { attachHttpResources } from '../http-resources/http-resource-fetcher.js';
 import { ControllerMetrics } from '../metrics/metrics.js';
 import { MetricsAdapter } from '../metrics/metrics-adapter.js';
 import { startHttpEndpoints } from '../metrics/http-endpoints.js';
 import { assembleController, type AssembledController, type ControllerOptions } from './controller.js';
 
-export interface LeaderElectionOptions {
-  readonly namespace: string;
-  readonly name: string;
-  readonly identity: string;
-  readonly leaseDurationMs: number;
-  readonly renewDeadlineMs: number;
-  readonly retryPeriodMs: number;
-}
-
-export interface HaproxyOptions {
-  readonly minDeploymentIntervalMs: number;
-  readonly driftIntervalMs: number;
-}
-
 export interface RunOptions extends ControllerOptions {
   /** `HOST:PORT` for /metrics, /healthz and /readyz, or `off`. @default 127.0.0.1:9100 */
   readonly metricsAddr?: string;
-  readonly leaderElection?: LeaderElectionOptions;
-  readonly haproxy?: HaproxyOptions;
 }
 
 /** Runs the controller until `signal` aborts; `onStarted` sees it assembled and serving. */
@@ -39,8 +24,11 @@ export async function runController(options: RunOptions, signal: AbortSignal, on
     ...(engine.pool === undefined ? {} : { pool: engine.pool }),
     ...(engine.watchers === undefined ? {} : { sourceProblems: engine.watchers }),
   });
+  assembled.hooks.onHaproxyRestart = () => metrics.countHaproxyRestart();
+  assembled.hooks.onEndpointChangeApplied = (seconds) => metrics.observeEndpointChangeToApplied(seconds);
   // Subscribes now, before the engine starts the bus, so it sees the first events too.
   const adapter = new MetricsAdapter(engine.bus, metrics);
+  attachHttpResources(engine, assembled.templateSet, { onRejected: () => metrics.countHttpResourceRejection() });
   const endpoints = await startHttpEndpoints({
     address: options.metricsAddr ?? '127.0.0.1:9100',
     metrics,
@@ -58,7 +46,7 @@ export async function runController(options: RunOptions, signal: AbortSignal, on
     await engine.start(signal);
   } finally {
     await recording;
-    await engine.close();
-    await endpoints.close();
+    // HAProxy stops with the controller; the pool and the endpoints close meanwhile.
+    await Promise.all([assembled.haproxy?.target.stop(), engine.close(), endpoints.close()]);
   }
 }

@@ -120,8 +120,13 @@ function diffServers(key: string, proxy: string, old: readonly ServerLine[], nex
     const after = next[i] as ServerLine;
     if (before.line === after.line) continue;
     if (before.params !== after.params) {
-      reasons.add(`${key}: server ${after.name}: parameters changed (${quote(after.params)})`);
-      continue;
+      if (withoutCheck(before.params) !== withoutCheck(after.params)) {
+        reasons.add(`${key}: server ${after.name}: parameters changed (${quote(after.params)})`);
+        continue;
+      }
+      // Only `check` differs (a template that checks populated slots only): the address and
+      // state go out at once; the check follows with the next (paced) reload.
+      reasons.add(`${key}: server ${after.name}: health check ${after.params.split(' ').includes('check') ? 'added' : 'removed'} (next reload)`);
     }
     const moved = before.host !== after.host || before.port !== after.port;
     if (moved && (!before.addressSettable || !after.addressSettable || (after.port === undefined && before.port !== undefined))) {
@@ -135,6 +140,14 @@ function diffServers(key: string, proxy: string, old: readonly ServerLine[], nex
     if ((before.weight ?? 1) !== (after.weight ?? 1)) ops.push({ type: 'server-weight', ...slot, weight: after.weight ?? 1 } satisfies ServerOp);
     if (!after.disabled && before.disabled) ops.push({ type: 'server-state', ...slot, state: 'ready' } satisfies ServerOp);
   }
+}
+
+/** Server parameters without the `check` keyword. */
+function withoutCheck(params: string): string {
+  return params
+    .split(' ')
+    .filter((word) => word !== 'check')
+    .join(' ');
 }
 
 /**

@@ -183,10 +183,23 @@ describe('diffRenders rules', () => {
   });
 
   it('calls any other server parameter, or a server added, structural', () => {
-    expect(diff(input(config('server s1 10.0.0.1:80')), input(config('server s1 10.0.0.1:80 check'))).reasons).toEqual([
-      'backend be: server s1: parameters changed ("check")',
+    expect(diff(input(config('server s1 10.0.0.1:80')), input(config('server s1 10.0.0.1:80 maxconn 5'))).reasons).toEqual([
+      'backend be: server s1: parameters changed ("maxconn 5")',
     ]);
     expect(diff(input(config('server s1 10.0.0.1:80')), input(config('server s1 10.0.0.1:80', 'server s2 10.0.0.2:80'))).structural).toBe(true);
+  });
+
+  it('fills a slot at runtime at once and leaves its new health check to the next reload', () => {
+    const result = diff(input(config('server s1 127.0.0.1:1 disabled')), input(config('server s1 10.0.0.7:8080 check')));
+    expect(result.runtimeOps).toEqual([
+      { type: 'server-addr', backend: 'be', server: 's1', address: '10.0.0.7', port: 8080 },
+      { type: 'server-state', backend: 'be', server: 's1', state: 'ready' },
+    ]);
+    expect(result.structural).toBe(true);
+    expect(result.reasons).toEqual(['backend be: server s1: health check added (next reload)']);
+    const emptied = diff(input(config('server s1 10.0.0.7:8080 check')), input(config('server s1 127.0.0.1:1 disabled')));
+    expect(emptied.runtimeOps[0]).toEqual({ type: 'server-state', backend: 'be', server: 's1', state: 'maint' });
+    expect(emptied.reasons).toEqual(['backend be: server s1: health check removed (next reload)']);
   });
 
   it('needs nothing for a change of server-slots.txt alone, but a reload for any other file', () => {

@@ -1,0 +1,101 @@
+// End-to-end latency (`npm run bench:latency [N ...]`): from an EndpointSlice change to its
+// acknowledgement by a real HAProxy's Runtime API, through the whole product path: store change
+// -> resource.index.updated -> Reconciler -> Coordinator -> PoolPipeline render and validation ->
+// template.rendered -> Deployer diff -> runtime `set server` on the admin socket. One synthetic
+// cluster per N (default 100, 1,000 and 10,000 Ingresses), one slice changed at a time, each change
+// waited for. Health checks are off (a Service annotation): HAProxy reserves a descriptor per
+// checked server, and 30,000 checked servers do not fit this machine's 20,000-descriptor limit.
+// Writes bench/results/e2e-latency.json.
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silentLogger } from '../src/main/core/logger.js';
+import { Deployer } from '../src/main/deploy/deployer.js';
+import { Engine } from '../src/main/engine.js';
+import { RenderGate } from '../src/main/gate/render-gate.js';
+import { HaproxyProcess } from '../src/main/haproxy/haproxy-process.js';
+import { LocalHaproxyTarget } from '../src/main/haproxy/local-haproxy-target.js';
+import { OutputDirectory, outputPathsIn } from '../src/main/output/output-directory.js';
+import { ChangeBatcher } from '../src/main/sources/change-batcher.js';
+import { SyntheticCluster } from '../src/main/sources/synthetic/synthetic-cluster.js';
+import { loadOutputTemplateSet } from '../src/main/template-set/output-template-set.js';
+import { environment, median, printTable, sig, type Row } from './lib.js';
+
+const SAMPLES = 15;
+const sizes = process.argv.slice(2).map(Number).filter((n) => Number.isInteger(n) && n > 0);
+const N = sizes.length > 0 ? sizes : [100, 1_000, 10_000];
+
+async function measure(n: number): Promise<Row> {
+  const out = await mkdtemp(join(tmpdir(), 'haptic-latency-'));
+  const logger = silentLogger();
+  const base = 20_000 + Math.floor(Math.random() * 20_000);
+  const set = await loadOutputTemplateSet(out, undefined, { set: ['bindAddress=127.0.0.1', `httpPort=${base}`, `httpsPort=${base + 1}`, `statusPort=${base + 2}`], setNew: [] }, {
+    runtimeSocket: join(out, 'run', 'admin.sock'),
+  });
+  const engine = await Engine.create({ templateSet: set, threads: 2, logger, renderTimeoutMs: 600_000 });
+  const cluster = new SyntheticCluster({ ingresses: n, seed: 5 });
+  cluster.populate(engine.stores);
+  for (const service of [...engine.stores.store('services').list()]) {
+    engine.stores.store('services').upsert({ ...service, metadata: { ...service.metadata, annotations: { 'haproxy.org/check': 'false' } } });
+  }
+  const haproxy = HaproxyProcess.forOutputDirectory(out, { logger, stdout: 'ignore', startTimeoutMs: 300_000 });
+  const target = new LocalHaproxyTarget({ output: new OutputDirectory(out), haproxy, logger });
+  const applied: number[] = [];
+  let wake: (() => void) | undefined;
+  const deployer = new Deployer({
+    bus: engine.bus,
+    target,
+    logger,
+    mapsDir: outputPathsIn(out).mapsDir,
+    storeVersion: () => engine.stores.version,
+    onEndpointChangeApplied: (seconds) => {
+      applied.push(seconds * 1000);
+      wake?.();
+    },
+  });
+  engine.addLeaderComponent(new RenderGate({ bus: engine.bus, directories: outputPathsIn(out), logger, timeoutMs: 600_000 }));
+  engine.addLeaderComponent(deployer);
+  const stop = new AbortController();
+  const running = engine.start(stop.signal);
+  try {
+    const startedAt = performance.now();
+    while (!deployer.ready) await new Promise((resolve) => setTimeout(resolve, 50));
+    const firstDeployMs = performance.now() - startedAt;
+    const batcher = new ChangeBatcher(engine.bus);
+    for (let i = 0; i < SAMPLES; i++) {
+      const index = Math.floor((i * n) / SAMPLES);
+      const done = new Promise<void>((resolve) => (wake = resolve));
+      engine.stores.store('endpointslices').upsert(cluster.endpointSlice(index, i + 1));
+      batcher.record('endpointslices', 'modified');
+      batcher.flush();
+      await done;
+    }
+    const sorted = [...applied].sort((a, b) => a - b);
+    return {
+      ingresses: n,
+      servers: n * 10,
+      firstDeployS: sig(firstDeployMs / 1000),
+      changeToAppliedP50Ms: sig(median(sorted)),
+      changeToAppliedMaxMs: sig(sorted.at(-1) ?? 0),
+      samples: sorted.length,
+    };
+  } finally {
+    stop.abort();
+    await running;
+    await engine.close();
+    await target.stop();
+    await rm(out, { recursive: true, force: true });
+  }
+}
+
+const rows: Row[] = [];
+for (const n of N) {
+  const row = await measure(n);
+  console.error(`N=${n}: ${JSON.stringify(row)}`);
+  rows.push(row);
+}
+printTable(`endpoint change -> applied by HAProxy's Runtime API (median and max of ${SAMPLES} changes, one at a time)`, rows);
+const results = new URL('./results/', import.meta.url);
+await mkdir(results, { recursive: true });
+await writeFile(new URL('e2e-latency.json', results), `${JSON.stringify({ suite: 'e2e-latency', rows, environment: environment() }, null, 2)}\n`);
+console.error('wrote bench/results/e2e-latency.json');
