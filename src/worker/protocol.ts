@@ -220,3 +220,14 @@ export interface WorkerControl {
   loadTemplateSet(set: TemplateSetSource): { ok: true } | { ok: false; message: string };
   status(): { version: number; templateSetHash: string | null; heapUsedBytes: number; cacheEntries: number };
 }
+
+/**
+ * Where a render's auxiliary files go: the absolute directories the config names for maps,
+ * general files and certificates. One name for it on both sides of the boundary: the template
+ * scope, the validator, the render gate and the output directory all take it.
+ */
+export interface OutputPaths {
+  readonly mapsDir: string;
+  readonly filesDir: string;
+  readonly certsDir: string;
+}

@@ -12,7 +12,7 @@ import { InlinePipeline } from '../../src/main/pipeline/inline-pipeline.js';
 import { loadManifests } from '../../src/main/sources/manifest/manifest-loader.js';
 import { EXAMPLES_DIR } from '../../src/main/core/paths.js';
 import type { PipelineResult } from '../../src/main/pipeline/pipeline.js';
-import { outputDirs, writeRenderOutput, type OutputDirs } from '../../src/main/output/render-output.js';
+import { outputPathsIn, writeRenderOutput, type OutputFiles } from '../../src/main/output/render-output.js';
 import { StoreProvider } from '../../src/main/stores/store-provider.js';
 import { SyntheticCluster } from '../../src/main/sources/synthetic/synthetic-cluster.js';
 import { loadTemplateSet } from '../../src/main/template-set/template-set.js';
@@ -42,13 +42,13 @@ afterAll(async () => {
 });
 
 interface Written {
-  readonly dirs: OutputDirs;
+  readonly dirs: OutputFiles;
   readonly result: PipelineResult;
 }
 
 /** A fresh output directory and the default template set pointed at it, on free loopback ports. */
-async function prepare(extra: Record<string, unknown> = {}): Promise<{ dirs: OutputDirs; set: TemplateSetSource; statusPort: number }> {
-  const dirs = outputDirs(join(root, `out-${++counter}`));
+async function prepare(extra: Record<string, unknown> = {}): Promise<{ dirs: OutputFiles; set: TemplateSetSource; statusPort: number }> {
+  const dirs = outputPathsIn(join(root, `out-${++counter}`));
   const [httpPort, httpsPort, statusPort] = (await freePorts(3)) as [number, number, number];
   const ports = { bindAddress: '127.0.0.1', httpPort, httpsPort, statusPort };
   const set = await loadTemplateSet(undefined, { mapsDir: dirs.mapsDir, filesDir: dirs.filesDir, certsDir: dirs.certsDir, ...ports, ...extra });
@@ -56,7 +56,7 @@ async function prepare(extra: Record<string, unknown> = {}): Promise<{ dirs: Out
 }
 
 /** Renders the stores with the set through the InlinePipeline and writes the result to `dirs`. */
-async function renderAndWrite(set: TemplateSetSource, stores: StoreProvider, dirs: OutputDirs): Promise<Written> {
+async function renderAndWrite(set: TemplateSetSource, stores: StoreProvider, dirs: OutputFiles): Promise<Written> {
   const result = await new InlinePipeline({ templateSet: set }).execute(new AbortController().signal, stores, 'reconcile');
   await writeRenderOutput(dirs, result.haproxyConfig, result.auxiliaryFiles);
   return { dirs, result };

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkConfigFile } from '../../src/main/haproxy/haproxy-check.js';
 import { InlinePipeline } from '../../src/main/pipeline/inline-pipeline.js';
 import type { PipelineResult } from '../../src/main/pipeline/pipeline.js';
-import { outputDirs, writeRenderOutput, type OutputDirs } from '../../src/main/output/render-output.js';
+import { outputPathsIn, writeRenderOutput, type OutputFiles } from '../../src/main/output/render-output.js';
 import { StoreProvider } from '../../src/main/stores/store-provider.js';
 import { loadTemplateSet } from '../../src/main/template-set/template-set.js';
 import type { KubeObject } from '../../src/worker/protocol.js';
@@ -75,13 +75,13 @@ function tenant(ns: string, host: string, endpoints: string[], tlsData?: Record<
 }
 
 interface Rendered {
-  readonly dirs: OutputDirs;
+  readonly dirs: OutputFiles;
   readonly result: PipelineResult;
   readonly ports: { http: number; https: number; status: number };
 }
 
 async function renderAndWrite(build: (ports: Rendered['ports']) => KubeObject[]): Promise<Rendered> {
-  const dirs = outputDirs(join(root, `out-${servers.length}-${Date.now()}`));
+  const dirs = outputPathsIn(join(root, `out-${servers.length}-${Date.now()}`));
   const [http, https, status] = (await freePorts(3)) as [number, number, number];
   const ports = { http, https, status };
   const set = await loadTemplateSet(undefined, {

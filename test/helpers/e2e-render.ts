@@ -5,7 +5,7 @@
 // runs a real HAProxy on it for the length of a test body.
 import { join } from 'node:path';
 import { writeRenderOutput } from '../../src/main/output/render-output.js';
-import { outputPathsIn, type OutputPaths } from '../../src/main/output/output-directory.js';
+import { outputPathsIn, type OutputFiles } from '../../src/main/output/output-directory.js';
 import { InlinePipeline } from '../../src/main/pipeline/inline-pipeline.js';
 import type { PipelineResult } from '../../src/main/pipeline/pipeline.js';
 import { StoreProvider } from '../../src/main/stores/store-provider.js';
@@ -22,7 +22,7 @@ export interface LoopbackPorts {
 
 export interface RenderedDir {
   readonly root: string;
-  readonly paths: OutputPaths;
+  readonly paths: OutputFiles;
   readonly ports: LoopbackPorts;
   readonly adminSocket: string;
   readonly result: PipelineResult;

@@ -1,8 +1,8 @@
 // Fixtures shared by the validator tests: the rendered directories and a self-signed EC
 // certificate (CN example.test) with its key.
-import type { ValidationPaths } from '../../src/worker/validate/validator.js';
+import type { OutputPaths } from '../../src/worker/validate/validator.js';
 
-export const PATHS: ValidationPaths = {
+export const PATHS: OutputPaths = {
   mapsDir: '/etc/haproxy/maps',
   filesDir: '/etc/haproxy/files',
   certsDir: '/etc/haproxy/certs',

@@ -7,8 +7,10 @@ import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AuxiliaryFiles } from '../../worker/protocol.js';
+import type { AuxiliaryFiles, OutputPaths } from '../../worker/protocol.js';
 import { haproxyBinary, type HaproxyVerdict } from '../haproxy/haproxy-check.js';
+
+export type { OutputPaths } from '../../worker/protocol.js';
 
 export type { HaproxyVerdict } from '../haproxy/haproxy-check.js';
 
@@ -25,16 +27,10 @@ export interface CheckableRender {
  */
 export type RenderChecker = (render: CheckableRender, signal: AbortSignal) => Promise<HaproxyVerdict>;
 
-/** The directories a render's config names, as the template set's values set them. */
-export interface RenderDirectories {
-  readonly mapsDir: string;
-  readonly filesDir: string;
-  readonly certsDir: string;
-}
 
 export interface HaproxyRenderCheckerOptions {
   /** The directories to rewrite (`outputPathsIn(out)`). */
-  readonly directories: RenderDirectories;
+  readonly directories: OutputPaths;
   /** @default haproxyBinary() ($HAPROXY_BIN or `haproxy`) */
   readonly binary?: string;
   /** Where the private copies go. @default os.tmpdir() */
@@ -52,7 +48,7 @@ export function haproxyRenderChecker(options: HaproxyRenderCheckerOptions): Rend
     signal.throwIfAborted();
     const root = await mkdtemp(join(tempRoot, 'haptic-gate-'));
     try {
-      const copy: RenderDirectories = { mapsDir: join(root, 'maps'), filesDir: join(root, 'files'), certsDir: join(root, 'certs') };
+      const copy: OutputPaths = { mapsDir: join(root, 'maps'), filesDir: join(root, 'files'), certsDir: join(root, 'certs') };
       const toCopy = prefixRewriter(options.directories, copy);
       const aux = render.auxiliaryFiles;
       await writeAll(copy.mapsDir, aux.maps, (text) => text, 0o600);
@@ -73,7 +69,7 @@ export function haproxyRenderChecker(options: HaproxyRenderCheckerOptions): Rend
  * Replaces each directory of `from` by the same one of `to` wherever it starts a path: not inside
  * a longer path, and followed by `/` or the end of the token. One regular expression, one pass.
  */
-export function prefixRewriter(from: RenderDirectories, to: RenderDirectories): (text: string) => string {
+export function prefixRewriter(from: OutputPaths, to: OutputPaths): (text: string) => string {
   const pairs = new Map<string, string>();
   for (const key of ['mapsDir', 'filesDir', 'certsDir'] as const) {
     const source = stripSlash(from[key]);

@@ -9,7 +9,8 @@ import { deferred, raceAbort } from '../core/async.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { defaultLogger } from '../core/logger.js';
 import { newEvent, type ControllerEvent, type EventOf } from '../events/events.js';
-import { haproxyRenderChecker, type HaproxyVerdict, type RenderChecker, type RenderDirectories } from './render-checker.js';
+import type { OutputPaths } from '../../worker/protocol.js';
+import { haproxyRenderChecker, type HaproxyVerdict, type RenderChecker } from './render-checker.js';
 
 export interface RenderGateOptions {
   readonly bus: EventBus<ControllerEvent>;
@@ -17,7 +18,7 @@ export interface RenderGateOptions {
    * The directories the renders' configs name (`outputPathsIn(out)`): the default checker
    * rewrites them to a private copy. Needed unless `checker` is given.
    */
-  readonly directories?: RenderDirectories;
+  readonly directories?: OutputPaths;
   /** Replaces `haproxy -c` (tests, or a remote checker). @default haproxyRenderChecker({ directories }) */
   readonly checker?: RenderChecker;
   /** A check running longer is aborted and reported as unknown. @default 30000 */
@@ -56,7 +57,7 @@ export class RenderGate {
   constructor(options: RenderGateOptions) {
     this.#bus = options.bus;
     if (options.checker === undefined && options.directories === undefined) throw new TypeError('RenderGate needs `directories` (or a `checker`)');
-    this.#checker = options.checker ?? haproxyRenderChecker({ directories: options.directories as RenderDirectories });
+    this.#checker = options.checker ?? haproxyRenderChecker({ directories: options.directories as OutputPaths });
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     if (!Number.isFinite(this.#timeoutMs) || this.#timeoutMs <= 0) throw new TypeError(`timeoutMs must be a positive number, got ${String(options.timeoutMs)}`);
     this.#maxMessageBytes = options.maxMessageBytes ?? 8192;

@@ -7,17 +7,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { lstat, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AuxiliaryFiles } from '../../worker/protocol.js';
+import type { AuxiliaryFiles, OutputPaths } from '../../worker/protocol.js';
 
-/** The files of one output directory, as the config refers to them. */
-export interface OutputPaths {
+/** The files of one output directory, as the config refers to them: its OutputPaths and the config file. */
+export interface OutputFiles extends OutputPaths {
   readonly configFile: string;
-  readonly mapsDir: string;
-  readonly filesDir: string;
-  readonly certsDir: string;
 }
 
-export function outputPathsIn(root: string): OutputPaths {
+export function outputPathsIn(root: string): OutputFiles {
   return { configFile: join(root, 'haproxy.cfg'), mapsDir: join(root, 'maps'), filesDir: join(root, 'files'), certsDir: join(root, 'certs') };
 }
 
@@ -41,7 +38,7 @@ const KINDS = [
 
 export class OutputDirectory {
   readonly root: string;
-  readonly paths: OutputPaths;
+  readonly paths: OutputFiles;
   /** What the last write left in place; loaded from disk on first use. */
   #record: OutputRecord | undefined;
   /** Serialises writes: two renders never interleave their renames. */

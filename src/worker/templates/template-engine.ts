@@ -12,7 +12,7 @@ import { RoutingModelBuilder } from '../routing/model-builder.js';
 import type { ModelSource } from '../routing/model-source.js';
 import { checkMemoBlocks, MEMO_ID } from './memo-check.js';
 import { httpResourceContent } from './http-resource-helper.js';
-import type { AuxiliaryFiles, KubeObject, RenderBaseline, TemplateSetSource } from '../protocol.js';
+import type { AuxiliaryFiles, KubeObject, OutputPaths, RenderBaseline, TemplateSetSource } from '../protocol.js';
 
 type HandlebarsEnv = typeof Handlebars;
 type Template = Handlebars.TemplateDelegate;
@@ -46,11 +46,7 @@ export interface RenderScope {
   memoDepth?: number;
 }
 
-export interface OutputPaths {
-  readonly mapsDir: string;
-  readonly filesDir: string;
-  readonly certsDir: string;
-}
+export type { OutputPaths } from '../protocol.js';
 
 export interface RenderedOutput {
   readonly haproxyConfig: string;

@@ -2,14 +2,10 @@
 // certs), and whether the render produced that file. Both phases resolve paths the same way:
 // phase 'validation' to check references, phase 'auxiliary' to learn how each file is used.
 import { posix } from 'node:path';
-import type { AuxiliaryFiles } from '../protocol.js';
+import type { AuxiliaryFiles, OutputPaths } from '../protocol.js';
 
-/** Absolute directories the auxiliary files will be written to. */
-export interface ValidationPaths {
-  readonly mapsDir: string;
-  readonly filesDir: string;
-  readonly certsDir: string;
-}
+export type { OutputPaths } from '../protocol.js';
+
 
 export type DirKind = 'maps' | 'files' | 'certs';
 
@@ -23,7 +19,7 @@ export type Resolved =
 export class PathResolver {
   readonly #dirs: readonly (readonly [DirKind, string])[];
 
-  constructor(paths: ValidationPaths) {
+  constructor(paths: OutputPaths) {
     this.#dirs = [
       ['maps', stripSlash(posix.normalize(paths.mapsDir))],
       ['files', stripSlash(posix.normalize(paths.filesDir))],

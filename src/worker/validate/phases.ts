@@ -9,7 +9,7 @@ import { UsageScanner } from './auxiliary/usage-scanner.js';
 import { UsageState } from './auxiliary/usage-state.js';
 import { CONFIG_FILE, describe, IssueSink, type ValidationReport } from './issue-sink.js';
 import { checkLineLengths, withLineIssues } from './line-limits.js';
-import { PathResolver, type ValidationPaths } from './paths.js';
+import { PathResolver, type OutputPaths } from './paths.js';
 import { parseStructure } from './structure/structure-parser.js';
 import { StructureState } from './structure/structure-state.js';
 
@@ -59,13 +59,13 @@ import { StructureState } from './structure/structure-state.js';
  * Phase 'validation': no line of the config or its files longer than HAProxy reads whole
  * (line-limits.ts), then sections, keywords, references and server lines of `config`. Never throws.
  */
-export function validateStructure(config: string, aux: AuxiliaryFiles, paths: ValidationPaths): ValidationReport {
+export function validateStructure(config: string, aux: AuxiliaryFiles, paths: OutputPaths): ValidationReport {
   const report = structurePhase(aux, paths, UNCACHED, (state) => state.apply(parseStructure(config), 0));
   return withLineIssues(checkLineLengths(config, aux), report);
 }
 
 /** Phase 'auxiliary': maps, certificates and crt-lists are well formed. Never throws. */
-export function checkAuxiliaryFiles(aux: AuxiliaryFiles, config: string, paths: ValidationPaths): ValidationReport {
+export function checkAuxiliaryFiles(aux: AuxiliaryFiles, config: string, paths: OutputPaths): ValidationReport {
   return auxiliaryPhase(aux, paths, UNCACHED, (state, scanner) => state.apply(scanner.scan(config)));
 }
 
@@ -76,7 +76,7 @@ export function checkAuxiliaryFiles(aux: AuxiliaryFiles, config: string, paths: 
  */
 export function structurePhase(
   aux: AuxiliaryFiles,
-  paths: ValidationPaths,
+  paths: OutputPaths,
   derive: TextDerivations,
   feed: (state: StructureState) => void,
 ): ValidationReport {
@@ -94,7 +94,7 @@ export function structurePhase(
 /** Runs phase 'auxiliary': `feed` replays the usage ops of the configuration, then each file is checked. */
 export function auxiliaryPhase(
   aux: AuxiliaryFiles,
-  paths: ValidationPaths,
+  paths: OutputPaths,
   derive: TextDerivations,
   feed: (state: UsageState, scanner: UsageScanner) => void,
 ): ValidationReport {

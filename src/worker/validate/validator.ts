@@ -7,16 +7,16 @@
 // surface; the phases live in phases.ts, their parts in structure/, auxiliary/ and incremental/.
 import type { AuxiliaryFiles } from '../protocol.js';
 import type { ValidationReport } from './issue-sink.js';
-import type { ValidationPaths } from './paths.js';
+import type { OutputPaths } from './paths.js';
 import { checkAuxiliaryFiles, validateStructure } from './phases.js';
 
 export { CONFIG_FILE, MAX_ERRORS_PER_PHASE, formatIssue, type ValidationIssue, type ValidationReport } from './issue-sink.js';
-export type { ValidationPaths } from './paths.js';
+export type { OutputPaths } from './paths.js';
 export { checkAuxiliaryFiles, validateStructure } from './phases.js';
 export { IncrementalValidator } from './incremental/incremental-validator.js';
 
 /** Structural HAProxy parse of `config` ("haproxy.cfg") plus auxiliary-file checks. Never throws. */
-export function validateConfig(config: string, aux: AuxiliaryFiles, paths: ValidationPaths): ValidationReport {
+export function validateConfig(config: string, aux: AuxiliaryFiles, paths: OutputPaths): ValidationReport {
   const structure = validateStructure(config, aux, paths);
   const auxiliary = checkAuxiliaryFiles(aux, config, paths);
   return {

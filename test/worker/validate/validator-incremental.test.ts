@@ -6,18 +6,18 @@ import {
   MAX_ERRORS_PER_PHASE,
   checkAuxiliaryFiles,
   validateStructure,
-  type ValidationPaths,
+  type OutputPaths,
   type ValidationReport,
 } from '../../../src/worker/validate/validator.js';
 import { CERT, KEY, PATHS } from '../../helpers/validation.js';
 
 /** Other directories: paths the configs name fall outside them, or inside other ones. */
-const OTHER_PATHS: ValidationPaths = {
+const OTHER_PATHS: OutputPaths = {
   mapsDir: '/etc/haproxy/maps',
   filesDir: '/srv/files',
   certsDir: '/etc/haproxy/maps/certs',
 };
-const NESTED_PATHS: ValidationPaths = {
+const NESTED_PATHS: OutputPaths = {
   mapsDir: '/etc/haproxy',
   filesDir: '/etc/haproxy/files',
   certsDir: '/etc/haproxy/certs/',
@@ -27,7 +27,7 @@ const NESTED_PATHS: ValidationPaths = {
 const NO_AUX: AuxiliaryFiles = { maps: {}, files: {}, certificates: {} };
 
 /** Both phases of `v` against the pure functions, on the same input. */
-function expectSameReports(v: IncrementalValidator, config: string, aux: AuxiliaryFiles, paths: ValidationPaths): void {
+function expectSameReports(v: IncrementalValidator, config: string, aux: AuxiliaryFiles, paths: OutputPaths): void {
   expect(v.validateStructure(config, aux, paths)).toStrictEqual(validateStructure(config, aux, paths));
   expect(v.checkAuxiliaryFiles(aux, config, paths)).toStrictEqual(checkAuxiliaryFiles(aux, config, paths));
 }
@@ -157,7 +157,7 @@ describe('IncrementalValidator reuses unchanged sections', () => {
     expectSameReports(v, notText, aux, PATHS);
     const badAux = { maps: { 'x.map': 7 }, files: { y: null }, certificates: { z: {} } } as unknown as AuxiliaryFiles;
     expectSameReports(v, garbage, badAux, PATHS);
-    const badPaths = { mapsDir: undefined } as unknown as ValidationPaths;
+    const badPaths = { mapsDir: undefined } as unknown as OutputPaths;
     expectSameReports(v, garbage, aux, badPaths);
     expectSameReports(v, garbage, aux, PATHS);
   });
@@ -362,7 +362,7 @@ function join(random: Random, sections: readonly string[]): string {
 }
 
 /** One random edit of the sections, the files or the directories. */
-function edit(random: Random, state: { sections: string[]; aux: AuxiliaryFiles; paths: ValidationPaths }): void {
+function edit(random: Random, state: { sections: string[]; aux: AuxiliaryFiles; paths: OutputPaths }): void {
   const { sections } = state;
   const at = Math.floor(random() * Math.max(1, sections.length));
   const r = random();

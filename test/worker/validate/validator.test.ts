@@ -7,7 +7,7 @@ import {
   validateConfig,
   validateStructure,
   type ValidationIssue,
-  type ValidationPaths,
+  type OutputPaths,
   type ValidationReport,
 } from '../../../src/worker/validate/validator.js';
 import { CERT, KEY, PATHS } from '../../helpers/validation.js';
@@ -50,7 +50,7 @@ ${servers.join('\n')}
  * path maps to per-service backends. With p = real directories it passes `haproxy -c` of
  * HAProxy 2.6 (checked while writing these tests; the tests themselves do not need HAProxy).
  */
-function realisticConfig(p: ValidationPaths = PATHS, extraBackends: readonly string[] = []): string {
+function realisticConfig(p: OutputPaths = PATHS, extraBackends: readonly string[] = []): string {
   return `# rendered by haptic-reconciler
 global
   maxconn 2000

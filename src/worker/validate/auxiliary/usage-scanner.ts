@@ -5,7 +5,7 @@
 import { posix } from 'node:path';
 import { describe } from '../issue-sink.js';
 import { findMapConverters, type MapConverter } from '../map-converters.js';
-import { stripSlash, type PathResolver, type ValidationPaths } from '../paths.js';
+import { stripSlash, type PathResolver, type OutputPaths } from '../paths.js';
 import { tokenizeLine } from '../tokenizer.js';
 
 /** One usage fact of a config line; `crt` and `ca` paths are resolved at replay, against the bases of that point. */
@@ -26,7 +26,7 @@ export class UsageScanner {
   readonly #words: string[] = [];
   readonly #converters: MapConverter[] = [];
 
-  constructor(paths: ValidationPaths, resolver: PathResolver) {
+  constructor(paths: OutputPaths, resolver: PathResolver) {
     this.#needles = [paths.mapsDir, paths.filesDir, paths.certsDir, 'crt', 'ca-'].filter((n) => n !== '');
     this.#resolver = resolver;
   }

@@ -7,7 +7,7 @@ import { mapEntriesWithValues, mapIssuesFrom, parseMapText, type LineIssue, type
 import { scanPem, type PemSummary } from '../auxiliary/pem.js';
 import type { TextDerivations } from '../auxiliary/text-derivations.js';
 import type { ValidationReport } from '../issue-sink.js';
-import type { ValidationPaths } from '../paths.js';
+import type { OutputPaths } from '../paths.js';
 import { CONFIG_FILE } from '../issue-sink.js';
 import { auxiliaryLongLines, bufsizeIn, lineIssues, longLines, withLineIssues, type LongLine, type PlacedLines } from '../line-limits.js';
 import { auxiliaryPhase, checkAuxiliaryFiles, structurePhase, validateStructure } from '../phases.js';
@@ -82,7 +82,7 @@ export class IncrementalValidator {
     return this.#processed;
   }
 
-  validateStructure(config: string, aux: AuxiliaryFiles, paths: ValidationPaths): ValidationReport {
+  validateStructure(config: string, aux: AuxiliaryFiles, paths: OutputPaths): ValidationReport {
     if (typeof config !== 'string') return validateStructure(config, aux, paths);
     this.#processed = 0;
     this.#mapEntries.begin();
@@ -129,7 +129,7 @@ export class IncrementalValidator {
     return lineIssues(placed, bufsize);
   }
 
-  checkAuxiliaryFiles(aux: AuxiliaryFiles, config: string, paths: ValidationPaths): ValidationReport {
+  checkAuxiliaryFiles(aux: AuxiliaryFiles, config: string, paths: OutputPaths): ValidationReport {
     if (typeof config !== 'string') return checkAuxiliaryFiles(aux, config, paths);
     this.#processed = 0;
     // Parsed maps carry over from the structure phase of the same render (begin() keeps them

@@ -9,7 +9,7 @@ import type { TextDerivations } from '../auxiliary/text-derivations.js';
 import { CONFIG_FILE, replayThrow, type IssueSink } from '../issue-sink.js';
 import type { SectionKind } from '../keywords.js';
 import type { MapConverter } from '../map-converters.js';
-import { auxRecord, hasAux, PathResolver, type DirKind, type Resolved, type ValidationPaths } from '../paths.js';
+import { auxRecord, hasAux, PathResolver, type DirKind, type Resolved, type OutputPaths } from '../paths.js';
 import type { RefKind, Section, StructureOp } from './ops.js';
 
 interface ProxyEntry {
@@ -64,7 +64,7 @@ export class StructureState {
   #crtBase: string | null = null;
   #caBase: string | null = null;
 
-  constructor(aux: AuxiliaryFiles, paths: ValidationPaths, sink: IssueSink, derive: TextDerivations) {
+  constructor(aux: AuxiliaryFiles, paths: OutputPaths, sink: IssueSink, derive: TextDerivations) {
     this.#aux = aux;
     this.#sink = sink;
     this.#resolver = new PathResolver(paths);
