@@ -12,9 +12,10 @@ import { freePorts, SKIP_HAPROXY, skipNotice } from '../helpers/haproxy-harness.
 
 skipNotice('readme-trial.test.ts');
 
-/** The three lines of the sh block under the "Try it" heading. */
+const readme = await readFile(join(REPO_ROOT, 'README.md'), 'utf8');
+
+/** The three lines of the first sh block under the "Try it" heading. */
 async function trialCommands(): Promise<string[]> {
-  const readme = await readFile(join(REPO_ROOT, 'README.md'), 'utf8');
   const section = readme.split(/^## Try it/m)[1] ?? '';
   const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
   return block.split('\n').map((line) => line.replace(/#.*$/, '').trim()).filter((line) => line !== '');
@@ -29,11 +30,11 @@ afterAll(async () => {
 });
 
 describe.skipIf(SKIP_HAPROXY)("the README's three-command trial", () => {
-  it('routes a real request through HAProxy to the echo backend its path names', async () => {
+  it('routes a real request through HAProxy to the echo backend its path names, then applies an endpoint edit at runtime without a reload', async () => {
     const commands = await trialCommands();
     expect(commands).toHaveLength(3);
     dir = await mkdtemp(join(tmpdir(), 'readme-trial-'));
-    const [web, api, http, https, status] = await freePorts(5);
+    const [web, api, http, https, status, metrics] = await freePorts(6);
     const swap = (line: string): string =>
       line
         .replaceAll('127.0.0.1:9001', `127.0.0.1:${web}`)
@@ -53,7 +54,7 @@ describe.skipIf(SKIP_HAPROXY)("the README's three-command trial", () => {
     expect(backends).toMatch(/^\.\/bin\/haptic-reconciler\.js backends /);
     expect(run).toMatch(/^\.\/bin\/haptic-reconciler\.js run /);
     processes.push(startCli(args(backends)));
-    processes.push(startCli([...args(run), '--metrics-addr', 'off']));
+    processes.push(startCli([...args(run), '--metrics-addr', `127.0.0.1:${metrics}`]));
     const url = /(http:\/\/\S+)/.exec(curl)?.[1] ?? '';
     const host = /Host: ([^']+)'/.exec(curl)?.[1] ?? '';
     expect(url).toBe('http://127.0.0.1:8080/api/hello');
@@ -63,5 +64,19 @@ describe.skipIf(SKIP_HAPROXY)("the README's three-command trial", () => {
     }, 'HAProxy answering 200 for the trial request', 30_000, 100);
     expect(reply.headers['x-backend']).toBe(`127.0.0.1:${api}`);
     expect(JSON.parse(reply.body)).toMatchObject({ url: '/api/hello', headers: { host: 'echo.localhost', 'x-forwarded-proto': 'http' } });
+
+    // The follow-up: the endpoint edit the README shows, applied at runtime with no reload.
+    const edit = /```sh\n(sed [^\n]*)\n/.exec(readme)?.[1] ?? '';
+    const [, from, to] = /s\/port: (\d+), protocol\/port: (\d+), protocol\//.exec(edit) ?? [];
+    expect([from, to]).toEqual(['9002', '9001']);
+    const copy = join(dir, 'manifests', 'echo.yaml');
+    await writeFile(copy, (await readFile(copy, 'utf8')).replace(`port: ${api}, protocol`, `port: ${web}, protocol`));
+    await eventually(async () => {
+      const r = await send({ port: http as number, host, path: '/api/hello' }).catch(() => undefined);
+      return r?.headers['x-backend'] === `127.0.0.1:${web}` ? r : undefined;
+    }, 'the api path answered by the other backend', 30_000, 100);
+    const text = await (await fetch(`http://127.0.0.1:${metrics}/metrics`)).text();
+    expect(text).toContain('haptic_deployments_total{kind="runtime",outcome="success"} 1');
+    expect(text).toContain('haptic_deployments_total{kind="reload",outcome="success"} 1');
   }, 60_000);
 });
