@@ -1,8 +1,9 @@
 // A real HAProxy 2.6 in master-worker mode, supervised by HaproxyProcess: the default template's
 // output for the example cluster starts on this host (descriptor limits included), the master CLI
-// proves reloads, the Runtime API applies changes and reports `[err]`, a killed master comes back,
-// and stop() is bounded. Every test uses its own loopback ports and output directory. With
-// CI=true these tests always run; elsewhere they are skipped, with a notice, without HAProxy.
+// proves reloads, the Runtime API applies changes and reports `[err]`, a killed master comes back
+// (a reload asked meanwhile waits for it), and stop() is bounded. Every test uses its own
+// loopback ports and output directory. With CI=true these tests always run; elsewhere they are
+// skipped, with a notice, without HAProxy.
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -253,6 +254,19 @@ describe.skipIf(SKIP_HAPROXY)('a supervised HAProxy (master-worker)', () => {
     expect(onRestart).toHaveBeenCalledExactlyOnceWith({ restarts: 1, exitCode: null, signal: 'SIGKILL', delayMs: 100 });
     expect(await healthy(rendered.ports.status)).toBe('ok-after-restart');
     expect((await haproxy.masterCli.showProc()).master.pid).toBe(haproxy.pid);
+  });
+
+  it('waits for a restart under way before it reloads, and reloads the restarted HAProxy', async () => {
+    const rendered = await renderExamples();
+    const haproxy = await started(rendered, { backoff: { initialMs: 500 } });
+    const killed = haproxy.pid as number;
+    process.kill(killed, 'SIGKILL');
+    await eventually(() => haproxy.state === 'restarting', 'the restart under way');
+    await editConfig(rendered, healthzSays('ok-after-reload'));
+    const result = await haproxy.reload();
+    expect(result, result.detail).toMatchObject({ ok: true, reloads: 1 });
+    expect(haproxy.pid).not.toBe(killed);
+    expect(await healthy(rendered.ports.status)).toBe('ok-after-reload');
   });
 
   it('stops HAProxy (master and worker) well within the 10-second shutdown bound', async () => {

@@ -4,7 +4,7 @@
 // PID and reload count in `show proc`); a new Ingress needs one reload; a burst of edits is paced
 // into few reloads; a render HAProxy refuses, or a reload that fails, leaves the old config
 // serving; a SIGKILLed HAProxy comes back; SIGTERM stops everything.
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,9 +12,10 @@ import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MasterCli } from '../../src/main/haproxy/master-cli.js';
 import type { KubeObject } from '../../src/worker/protocol.js';
-import { startCli, REPO_ROOT, type CliProcess } from '../helpers/cli-process.js';
+import { startCli, type CliProcess } from '../helpers/cli-process.js';
 import { send } from '../helpers/e2e-client.js';
 import { EchoFleet, type EchoServer } from '../helpers/e2e-echo.js';
+import { extendedTemplateSet } from '../helpers/e2e-templates.js';
 import { eventually } from '../helpers/eventually.js';
 import { freePorts, SKIP_HAPROXY, skipNotice } from '../helpers/haproxy-harness.js';
 
@@ -31,25 +32,6 @@ let httpPort: number;
 let httpsPort: number;
 const fleet = new EchoFleet();
 const backends: Record<string, EchoServer> = {};
-
-/**
- * The default template set plus what only a test needs: ConfigMaps named `extra-*` add a
- * listener on their `port` and a response header from their `fetch` (a sample fetch). A taken
- * port passes `haproxy -c` and fails only at reload; an unknown fetch is refused by `haproxy -c`.
- */
-async function extendedTemplateSet(): Promise<string> {
-  const base = await readFile(join(REPO_ROOT, 'templates', 'default.yaml'), 'utf8');
-  const withStore = base.replace(/^watchedResources:\n/m, 'watchedResources:\n  configmaps:\n    apiVersion: v1\n    kind: ConfigMap\n    indexBy: [metadata.namespace, metadata.name]\n');
-  const extra = [
-    '  {{#each (list "configmaps")}}',
-    '  frontend extra_{{metadata.name}}',
-    '    bind 127.0.0.1:{{data.port}}',
-    '    http-response set-header X-Extra %[{{data.fetch}}]',
-    '    http-request return status 200 content-type text/plain string extra',
-    '  {{/each}}',
-  ].join('\n');
-  return withStore.replace(/^haproxyConfig: \|\n/m, `haproxyConfig: |\n${extra}\n`);
-}
 
 function configMap(name: string, data: Record<string, string>): KubeObject {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'shop' }, data };

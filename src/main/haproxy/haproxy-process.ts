@@ -137,18 +137,52 @@ export class HaproxyProcess {
     }
   }
 
-  /** A master CLI reload, verified (see MasterCli.reload), with HAProxy's alert lines added to a failure. */
+  /**
+   * A master CLI reload, verified (see MasterCli.reload), with HAProxy's alert lines added to a
+   * failure. A restart loads the files on disk when it begins, which need not be the files the
+   * caller just wrote for this reload. So while a restart is under way the reload waits for it
+   * (at most the reload's `timeoutMs`), and when HAProxy dies during the reload, it is reloaded
+   * once more after its restart.
+   */
   async reload(options: Omit<ReloadOptions, 'signal'> = {}): Promise<ReloadResult> {
-    if (this.#state !== 'running') {
-      return { ok: false, detail: `HAProxy is not running (${this.#state})`, workerPid: undefined, reloads: undefined, durationMs: 0 };
+    const first = await this.#reloadOnce(options);
+    return first.died ? (await this.#reloadOnce(options)).result : first.result;
+  }
+
+  /** One verified reload once HAProxy runs; `died`: the master it went to exited meanwhile. */
+  async #reloadOnce(options: Omit<ReloadOptions, 'signal'>): Promise<{ readonly result: ReloadResult; readonly died: boolean }> {
+    await this.#whileRestarting(options.timeoutMs ?? 20_000);
+    const child = this.#child;
+    const exited = this.#exited;
+    if (this.#state !== 'running' || child === undefined || exited === undefined) {
+      return { result: { ok: false, detail: `HAProxy is not running (${this.#state})`, workerPid: undefined, reloads: undefined, durationMs: 0 }, died: false };
     }
     const mark = this.#log.mark();
     const result = await this.masterCli.reload({ ...options, signal: this.#lifecycle.signal });
-    if (result.ok) return result;
+    if (result.ok) return { result, died: false };
+    // A master that never answered may be dying: its exit is reported a moment later.
+    if (result.reloads === undefined) await Promise.race([exited.promise, sleep(this.#clock, 250, this.#lifecycle.signal).catch(() => undefined)]);
+    if (child.exitCode !== null || child.signalCode !== null) {
+      // Its exit is handled (and the restart scheduled) once its stderr has ended.
+      await exited.promise;
+      return { result, died: true };
+    }
     // The master writes its alerts before it counts the failure; give the pipe a turn to deliver them.
     await new Promise((resolve) => setImmediate(resolve));
     const alerts = this.#log.alertsSince(mark);
-    return alerts.length === 0 ? result : { ...result, detail: `${result.detail}: ${alerts.join(' | ')}` };
+    return { result: alerts.length === 0 ? result : { ...result, detail: `${result.detail}: ${alerts.join(' | ')}` }, died: false };
+  }
+
+  /** Returns once no start or restart is under way, or after `timeoutMs`. */
+  async #whileRestarting(timeoutMs: number): Promise<void> {
+    const deadline = this.#clock.monotonic() + timeoutMs;
+    while ((this.#state === 'restarting' || this.#state === 'starting') && this.#clock.monotonic() < deadline) {
+      try {
+        await sleep(this.#clock, 50, this.#lifecycle.signal);
+      } catch {
+        return;
+      }
+    }
   }
 
   /**

@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, rm, unlink, writeFile, rename } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/main/core/clock.js';
 import { ManifestSource } from '../../../src/main/sources/manifest/manifest-source.js';
@@ -53,7 +54,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function start(files: Record<string, string>): Promise<RecordingSink> {
+async function start(files: Record<string, string>, timing: { settleMs?: number; maxSettleMs?: number } = {}): Promise<RecordingSink> {
   dir = await mkdtemp(join(tmpdir(), 'manifest-source-'));
   for (const [name, text] of Object.entries(files)) {
     await mkdir(join(dir, name, '..'), { recursive: true });
@@ -61,7 +62,7 @@ async function start(files: Record<string, string>): Promise<RecordingSink> {
   }
   const sink = new RecordingSink();
   stop = new AbortController();
-  running = new ManifestSource({ dir, clock: systemClock, logger: silentLogger(), settleMs: 10 }).run(DEFINITIONS, sink, stop.signal);
+  running = new ManifestSource({ dir, clock: systemClock, logger: silentLogger(), settleMs: 10, ...timing }).run(DEFINITIONS, sink, stop.signal);
   await eventually(() => sink.syncedResources.length === DEFINITIONS.length, 'the initial list');
   return sink;
 }
@@ -121,6 +122,27 @@ describe('ManifestSource', () => {
     await writeFile(join(dir, '.a.yaml.swp'), service('a', 9090));
     await rename(join(dir, '.a.yaml.swp'), join(dir, 'a.yaml'));
     await eventually(() => (sink.objects.get('services/shop/a')?.spec as { ports: { port: number }[] }).ports[0]?.port === 9090, 'the renamed save');
+  });
+
+  it('reads a file rewritten more often than the settle time while the writes go on', async () => {
+    const sink = await start({ 'a.yaml': service('a') }, { settleMs: 50, maxSettleMs: 200 });
+    const before = sink.upserts;
+    let writing = true;
+    let port = 1000;
+    // A write every few milliseconds: the file is never quiet for 50 ms.
+    const writer = (async () => {
+      while (writing) {
+        await writeFile(join(dir, 'a.yaml'), service('a', ++port));
+        await delay(5);
+      }
+    })();
+    try {
+      await eventually(() => sink.upserts > before, 'a read while the file keeps changing', 5_000);
+    } finally {
+      writing = false;
+      await writer;
+    }
+    await eventually(() => (sink.objects.get('services/shop/a')?.spec as { ports: { port: number }[] }).ports[0]?.port === port, 'the last write');
   });
 
   it('does not report an unchanged re-save', async () => {

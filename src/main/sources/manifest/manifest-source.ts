@@ -3,7 +3,8 @@
 // their contents into upserts and deletes. A file that is deleted, or that no longer holds an
 // object, deletes that object. A file that does not parse is reported with its line and changes
 // nothing: the objects it held stay until a good version of it arrives. Events for one file are
-// debounced briefly, so an editor's save in several writes is read once.
+// debounced briefly, so an editor's save in several writes is read once; the wait is capped, so a
+// file rewritten more often than the settle time is still read while it keeps changing.
 import { watch, type FSWatcher } from 'chokidar';
 import { stat } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';
@@ -20,6 +21,8 @@ export interface ManifestSourceOptions {
   readonly logger: Logger;
   /** Quiet time after a file event before the file is read. @default 50 */
   readonly settleMs?: number;
+  /** A file that keeps changing is read at the latest this long after its first unread event. @default 500 */
+  readonly maxSettleMs?: number;
   readonly limits?: ManifestLimits;
 }
 
@@ -39,7 +42,8 @@ export class ManifestSource implements Source {
   readonly #files = new Map<string, Map<string, Held>>();
   /** Files per `store\0key`, oldest claim first: the object stays while any file holds it. */
   readonly #owners = new Map<string, string[]>();
-  readonly #timers = new Map<string, TimerHandle>();
+  /** Files waiting to be read: since when (`clock.monotonic()`), and the timer that reads them. */
+  readonly #pending = new Map<string, { readonly since: number; readonly timer: TimerHandle }>();
 
   constructor(options: ManifestSourceOptions) {
     this.#options = options;
@@ -78,23 +82,25 @@ export class ManifestSource implements Source {
       watcher.on('error', (error) => sink.problem(undefined, `watching ${dir}: ${(error as Error).message}`));
       await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     } finally {
-      for (const timer of this.#timers.values()) this.#options.clock.clearTimeout(timer);
-      this.#timers.clear();
+      for (const { timer } of this.#pending.values()) this.#options.clock.clearTimeout(timer);
+      this.#pending.clear();
       await closeWatcher(watcher);
     }
   }
 
   #schedule(file: string, resources: readonly StoreDefinition[], sink: SourceSink): void {
     if (!isManifestFile(file)) return;
-    const { clock } = this.#options;
-    clock.clearTimeout(this.#timers.get(file));
-    this.#timers.set(
-      file,
-      clock.setTimeout(() => {
-        this.#timers.delete(file);
-        this.#read(file, resources, sink).catch((error: unknown) => sink.problem(undefined, `${this.#name(file)}: ${(error as Error).message}`));
-      }, this.#options.settleMs ?? 50),
-    );
+    const { clock, settleMs = 50, maxSettleMs = 500 } = this.#options;
+    const pending = this.#pending.get(file);
+    clock.clearTimeout(pending?.timer);
+    // Without the cap, a file written again within every settle time would never be read.
+    const since = pending?.since ?? clock.monotonic();
+    const wait = Math.max(0, Math.min(settleMs, since + maxSettleMs - clock.monotonic()));
+    const timer = clock.setTimeout(() => {
+      this.#pending.delete(file);
+      this.#read(file, resources, sink).catch((error: unknown) => sink.problem(undefined, `${this.#name(file)}: ${(error as Error).message}`));
+    }, wait);
+    this.#pending.set(file, { since, timer });
   }
 
   /** Reads one file (gone: holds nothing) and reports what changed in what it holds. */
