@@ -9,7 +9,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { silentLogger } from '../src/main/core/logger.js';
+import { defaultLogger, silentLogger } from '../src/main/core/logger.js';
 import { Deployer } from '../src/main/deploy/deployer.js';
 import { Engine } from '../src/main/engine.js';
 import { RenderGate } from '../src/main/gate/render-gate.js';
@@ -27,7 +27,7 @@ const N = sizes.length > 0 ? sizes : [100, 1_000, 10_000];
 
 async function measure(n: number): Promise<Row> {
   const out = await mkdtemp(join(tmpdir(), 'haptic-latency-'));
-  const logger = silentLogger();
+  const logger = process.env.BENCH_LOG === '1' ? defaultLogger() : silentLogger();
   const base = 20_000 + Math.floor(Math.random() * 20_000);
   const set = await loadOutputTemplateSet(out, undefined, { set: ['bindAddress=127.0.0.1', `httpPort=${base}`, `httpsPort=${base + 1}`, `statusPort=${base + 2}`], setNew: [] }, {
     runtimeSocket: join(out, 'run', 'admin.sock'),
@@ -65,10 +65,16 @@ async function measure(n: number): Promise<Row> {
     for (let i = 0; i < SAMPLES; i++) {
       const index = Math.floor((i * n) / SAMPLES);
       const done = new Promise<void>((resolve) => (wake = resolve));
-      engine.stores.store('endpointslices').upsert(cluster.endpointSlice(index, i + 1));
+      // A generation past the slice's endpoint count, so one address really moves (generation g replaces pod g % endpoints).
+      engine.stores.store('endpointslices').upsert(cluster.endpointSlice(index, 100 + i));
       batcher.record('endpointslices', 'modified');
       batcher.flush();
-      await done;
+      // A change that is never applied (skipped, refused) is an error, not a hang.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`N=${n}: change ${i + 1} not applied within 120 s`)), 120_000);
+      });
+      await Promise.race([done, late]).finally(() => clearTimeout(timer));
     }
     const sorted = [...applied].sort((a, b) => a - b);
     return {
