@@ -7,6 +7,7 @@ import { registerDemo } from './demo.js';
 import { registerLoadtest } from './loadtest.js';
 import { registerRender } from './render.js';
 import { registerRun } from './run.js';
+import { registerSoak } from './soak.js';
 
 const program = new Command();
 program
@@ -17,6 +18,7 @@ registerRender(program);
 registerRun(program);
 registerDemo(program);
 registerLoadtest(program);
+registerSoak(program);
 registerBackends(program);
 
 try {
