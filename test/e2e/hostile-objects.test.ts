@@ -3,6 +3,12 @@
 // certificates OpenSSL finds too weak, an IPv6 endpoint with a zone ID) are rejected alone, and the
 // config HAProxy gets is valid and serves the good app; the 16 KB path that split HAProxy's map
 // line buffer cannot take shop.example.com; an endpoint on HAProxy's own status port is refused.
+// A second pass: a newer namespace can take no path, certificate or wildcard-covered host of
+// another's; words and numeric external names that failed everyone's render are rejected alone;
+// external names cannot reach loopback, metadata or HAProxy's own ports; a small Ingress cannot
+// blow the output past its cap for everyone; a Secret name too long for a file name cannot stop the
+// output from being written, nor can a certificate for a thousand hosts outgrow a crt-list line;
+// health-checked server slots cannot take the descriptors HAProxy needs to start.
 // With CI=true these tests always run (and fail when HAProxy is missing).
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -19,6 +25,7 @@ import { StoreProvider } from '../../src/main/stores/store-provider.js';
 import { loadTemplateSet } from '../../src/main/template-set/template-set.js';
 import type { KubeObject } from '../../src/worker/protocol.js';
 import { endpointSlice, exampleTlsData, ingress, rule, service, storeNameFor, tlsSecret } from '../helpers/cluster.js';
+import { servedCertificate } from '../helpers/e2e-client.js';
 import { freePorts, SKIP_HAPROXY, skipNotice, startHaproxy } from '../helpers/haproxy-harness.js';
 import { RSA_1024_CERT, RSA_1024_KEY, SHA1_SIGNED_CERT, SHA1_SIGNED_KEY } from '../worker/store/tls-fixtures.js';
 
@@ -80,8 +87,10 @@ interface Rendered {
   readonly ports: { http: number; https: number; status: number };
 }
 
-async function renderAndWrite(build: (ports: Rendered['ports']) => KubeObject[]): Promise<Rendered> {
-  const dirs = outputPathsIn(join(root, `out-${servers.length}-${Date.now()}`));
+let renders = 0;
+
+async function renderAndWrite(build: (ports: Rendered['ports']) => KubeObject[], values: Record<string, unknown> = {}): Promise<Rendered> {
+  const dirs = outputPathsIn(join(root, `out-${++renders}`));
   const [http, https, status] = (await freePorts(3)) as [number, number, number];
   const ports = { http, https, status };
   const set = await loadTemplateSet(undefined, {
@@ -93,12 +102,31 @@ async function renderAndWrite(build: (ports: Rendered['ports']) => KubeObject[])
     httpsPort: https,
     statusPort: status,
     allowLoopbackEndpoints: true,
+    ...values,
   });
   const stores = new StoreProvider(set.stores);
   for (const object of build(ports)) stores.store(storeNameFor(object, set.stores)).upsert(object);
   const result = await new InlinePipeline({ templateSet: set }).execute(new AbortController().signal, stores, 'reconcile');
   await writeRenderOutput(dirs, result.haproxyConfig, result.auxiliaryFiles);
   return { dirs, result, ports };
+}
+
+const OLD = { creationTimestamp: '2024-01-01T00:00:00Z' };
+const NEW = { creationTimestamp: '2025-01-01T00:00:00Z' };
+
+/** A Service `ns/name` of one port (80, named http), its endpoints on 127.0.0.1:<port>. */
+function backed(ns: string, name: string, port: number): KubeObject[] {
+  return [service(ns, name), endpointSlice(ns, name, ['127.0.0.1'], { name: 'http', port })];
+}
+
+/** An ExternalName Service `ns/ext` listing `port`. */
+function externalName(ns: string, name: string, port = 80): KubeObject {
+  return { apiVersion: 'v1', kind: 'Service', metadata: { name: 'ext', namespace: ns }, spec: { type: 'ExternalName', externalName: name, ports: [{ name: 'http', port }] } };
+}
+
+/** An Ingress `ns/web` routing `host` / (Prefix) to `service`, on port number `port`. */
+function routeTo(ns: string, host: string, serviceName: string, port = 80, annotations: Record<string, string> = {}): KubeObject {
+  return ingress(ns, 'web', { rules: [rule(host, { path: '/', service: serviceName, port })] }, { annotations });
 }
 
 describe.skipIf(SKIP_HAPROXY)('hostile tenants against a real HAProxy', () => {
@@ -154,6 +182,245 @@ describe.skipIf(SKIP_HAPROXY)('hostile tenants against a real HAProxy', () => {
     const haproxy = await startHaproxy(dirs.configFile, { statusPort: ports.status });
     try {
       expect(await get(ports.http, 'shop.example.com', '/')).toMatchObject({ status: 200, body: 'shop' });
+    } finally {
+      await haproxy.stop();
+    }
+  });
+  it("cannot take a path, the certificate or a wildcard-covered host of another namespace's host", async () => {
+    const shop = await echo('shop');
+    const wild = await echo('wild');
+    const evil = await echo('evil');
+    const { dirs, result, ports } = await renderAndWrite(() => [
+      ingress('shop', 'web', { rules: [rule('shop.example.com', { path: '/', service: 'web' })] }, OLD),
+      ...backed('shop', 'web', shop),
+      ingress('wild', 'web', { rules: [rule('*.wild.example.com', { path: '/', service: 'web' })] }, OLD),
+      ...backed('wild', 'web', wild),
+      // Newer, from another namespace: a path under shop's host and a wildcard over it, each with
+      // a certificate, and a host the older wildcard serves.
+      ingress(
+        'evil',
+        'grab',
+        {
+          tls: [{ hosts: ['shop.example.com', '*.example.com'], secretName: 'tls' }],
+          rules: [
+            rule('shop.example.com', { path: '/login', pathType: 'Exact', service: 'web' }),
+            rule('*.example.com', { path: '/', service: 'web' }),
+            rule('a.wild.example.com', { path: '/', service: 'web' }),
+          ],
+        },
+        NEW,
+      ),
+      ...backed('evil', 'web', evil),
+      tlsSecret('evil', 'tls'),
+    ]);
+    expect(result.warnings).toEqual(
+      expect.arrayContaining([
+        'Ingress evil/grab: route shop.example.com/login is refused: host shop.example.com belongs to namespace shop (Ingress shop/web claimed it first); ignored',
+        'Ingress evil/grab: route a.wild.example.com/ is refused: host *.wild.example.com belongs to namespace wild (Ingress wild/web claimed it first); ignored',
+        'Ingress evil/grab: route *.example.com/ is refused: host shop.example.com belongs to namespace shop (Ingress shop/web claimed it first); ignored',
+        'Ingress evil/grab: TLS host shop.example.com belongs to namespace shop; ignored',
+        'Ingress evil/grab: TLS host *.example.com belongs to namespace shop; ignored',
+      ]),
+    );
+    expect(result.auxiliaryFiles.certificates).toEqual({});
+    const verdict = await checkConfigFile(dirs.configFile);
+    expect(verdict.ok, verdict.message).toBe(true);
+    const haproxy = await startHaproxy(dirs.configFile, { statusPort: ports.status });
+    try {
+      // No redirect to HTTPS (evil's TLS host would have set one), and every path is shop's.
+      expect(await get(ports.http, 'shop.example.com', '/login')).toMatchObject({ status: 200, body: 'shop' });
+      expect(await get(ports.http, 'shop.example.com', '/')).toMatchObject({ status: 200, body: 'shop' });
+      expect(await get(ports.http, 'a.wild.example.com', '/')).toMatchObject({ status: 200, body: 'wild' });
+      expect((await get(ports.http, 'other.example.com', '/')).status).toBe(404);
+      // No certificate of evil's is served for shop.example.com (strict-sni: none at all).
+      await expect(servedCertificate(ports.https, 'shop.example.com')).rejects.toThrow();
+    } finally {
+      await haproxy.stop();
+    }
+  });
+
+  it("cannot fail everyone's render with a word or a number: each such object is rejected alone", async () => {
+    const shop = await echo('shop');
+    const { dirs, result, ports } = await renderAndWrite(() => [
+      routeTo('shop', 'shop.example.com', 'web'),
+      ...backed('shop', 'web', shop),
+      // HAProxy reads these by position, but the config check took each `if` / `unless` for a condition.
+      routeTo('sethost', 'a.example.com', 'web', 80, { 'haproxy.org/set-host': 'if' }),
+      routeTo('reqname', 'b.example.com', 'web', 80, { 'haproxy.org/request-set-header': 'if v' }),
+      routeTo('reqvalue', 'c.example.com', 'web', 80, { 'haproxy.org/response-set-header': 'X-A unless' }),
+      routeTo('cors', 'd.example.com', 'web', 80, { 'haproxy.org/cors-enable': 'true', 'haproxy.org/cors-allow-headers': 'unless' }),
+      // Numbers the config check refused as IPv4 addresses, for the whole render.
+      routeTo('decimal', 'e.example.com', 'ext'),
+      externalName('decimal', '2130706433'),
+      routeTo('short', 'f.example.com', 'ext'),
+      externalName('short', '127.1'),
+      routeTo('five', 'g.example.com', 'ext'),
+      externalName('five', '1.2.3.4.5'),
+    ]);
+    expect(result.rejections.map((r) => `${r.kind} ${r.namespace} ${r.scope}`).sort()).toEqual([
+      'Ingress cors annotation',
+      'Ingress reqname annotation',
+      'Ingress reqvalue annotation',
+      'Ingress sethost annotation',
+      'Service decimal endpoint',
+      'Service five endpoint',
+      'Service short endpoint',
+    ]);
+    expect(result.rejections.find((r) => r.namespace === 'sethost')?.reason).toContain('a word that opens a condition on a rule line');
+    expect(result.rejections.find((r) => r.namespace === 'decimal')?.reason).toBe('spec.externalName "2130706433" reads as an IPv4 address, not a name; write the address as a.b.c.d');
+    const verdict = await checkConfigFile(dirs.configFile);
+    expect(verdict.ok, verdict.message).toBe(true);
+    const haproxy = await startHaproxy(dirs.configFile, { statusPort: ports.status });
+    try {
+      expect(await get(ports.http, 'shop.example.com')).toMatchObject({ status: 200, body: 'shop' });
+    } finally {
+      await haproxy.stop();
+    }
+  });
+
+  it("cannot point an external name at loopback in another spelling, at cloud metadata, or at HAProxy's own ports", async () => {
+    const [statsPort] = (await freePorts(1)) as [number];
+    const { dirs, result, ports } = await renderAndWrite(
+      ({ status }) => [
+        routeTo('hex', 'hex.example.com', 'ext'),
+        externalName('hex', '0x7f000001'),
+        routeTo('meta', 'meta.example.com', 'ext'),
+        externalName('meta', '0xa9.0xfe.0xa9.0xfe'),
+        routeTo('gcp', 'gcp.example.com', 'ext'),
+        externalName('gcp', 'metadata.google.internal'),
+        // The Service lists port 9999, the Ingress uses HAProxy's status port.
+        routeTo('status', 'status.example.com', 'ext', status),
+        externalName('status', '127.0.0.1', 9999),
+        // An endpoint on the stats page's port.
+        routeTo('stats', 'stats.example.com', 'web'),
+        ...backed('stats', 'web', statsPort),
+      ],
+      { stats: `127.0.0.1:${statsPort}` },
+    );
+    expect(result.rejections.map((r) => `${r.kind} ${r.namespace} ${r.scope}`).sort()).toEqual([
+      'EndpointSlice stats endpoint',
+      'Service gcp endpoint',
+      'Service hex endpoint',
+      'Service meta endpoint',
+    ]);
+    expect(result.warnings).toContain(
+      `Ingress status/web: service status/ext: externalName "127.0.0.1" on port ${ports.status} is HAProxy's own host on HAProxy's own port ${ports.status}; its backend has no servers`,
+    );
+    expect(result.haproxyConfig).not.toMatch(/server srv\d+ (0x|127\.0\.0\.1:(\d+) resolvers|metadata)/);
+    const verdict = await checkConfigFile(dirs.configFile);
+    expect(verdict.ok, verdict.message).toBe(true);
+    const haproxy = await startHaproxy(dirs.configFile, { statusPort: ports.status });
+    try {
+      expect((await get(ports.http, 'status.example.com', '/healthz')).status).toBe(503);
+      expect((await get(ports.http, 'stats.example.com', '/stats')).status).toBe(503);
+    } finally {
+      await haproxy.stop();
+    }
+  });
+
+  it("cannot blow the output past values.maxOutputBytes for everyone with a few small Ingresses", async () => {
+    const shop = await echo('shop');
+    // One Service of 100 ports with 100 endpoints, and Ingresses of 100 paths (one per port):
+    // each Ingress a few KB, each rendering 100 backends of 100 server slots.
+    const servicePorts = Array.from({ length: 100 }, (_, i) => ({ name: `p${i}`, port: 1000 + i }));
+    const big: KubeObject[] = [
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'many', namespace: 'evil' }, spec: { ports: servicePorts } },
+      {
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: { name: 'many-1', namespace: 'evil', labels: { 'kubernetes.io/service-name': 'many' } },
+        addressType: 'IPv4',
+        ports: servicePorts,
+        endpoints: Array.from({ length: 100 }, (_, i) => ({ addresses: [`10.1.0.${i + 1}`] })),
+      },
+      ...Array.from({ length: 3 }, (_, n) =>
+        ingress('evil', `fan-${n}`, {
+          rules: [{ host: `fan-${n}.example.com`, http: { paths: servicePorts.map((p, i) => ({ path: `/p${i}`, pathType: 'Prefix', backend: { service: { name: 'many', port: { number: p.port } } } })) } }],
+        }),
+      ),
+    ];
+    const { dirs, result, ports } = await renderAndWrite(() => [routeTo('shop', 'shop.example.com', 'web'), ...backed('shop', 'web', shop), ...big], { maxOutputBytes: 1_048_576 });
+    const notServed = result.warnings.filter((w) => w.includes('for one Ingress (values.maxOutputBytes / 16); it is not served'));
+    expect(notServed.map((w) => w.slice(0, w.indexOf(':')))).toEqual(['Ingress evil/fan-0', 'Ingress evil/fan-1', 'Ingress evil/fan-2']);
+    expect(result.haproxyConfig).not.toContain('ing_evil_fan');
+    const verdict = await checkConfigFile(dirs.configFile);
+    expect(verdict.ok, verdict.message).toBe(true);
+    const haproxy = await startHaproxy(dirs.configFile, { statusPort: ports.status });
+    try {
+      expect(await get(ports.http, 'shop.example.com')).toMatchObject({ status: 200, body: 'shop' });
+    } finally {
+      await haproxy.stop();
+    }
+  });
+  it("cannot stop everyone's output from being written with a Secret name too long for a file name", async () => {
+    const shop = await echo('shop');
+    // 253 characters, a valid Secret name: its certificate file <namespace>_<secret>.pem would be over 255.
+    const secretName = [63, 63, 63, 61].map((n) => 's'.repeat(n)).join('.');
+    const { dirs, result, ports } = await renderAndWrite(() => [
+      routeTo('shop', 'shop.example.com', 'web'),
+      ...backed('shop', 'web', shop),
+      ingress('longname', 'web', { tls: [{ hosts: ['long.example.com'], secretName }], rules: [rule('long.example.com', { path: '/', service: 'web' })] }),
+      ...backed('longname', 'web', shop),
+      tlsSecret('longname', secretName),
+    ]);
+    expect(result.rejections).toEqual([
+      expect.objectContaining({ namespace: 'longname', scope: 'tls', reason: expect.stringContaining('its certificate file name would be over 255 characters') }),
+    ]);
+    expect(Object.keys(result.auxiliaryFiles.certificates)).toEqual([]);
+    const verdict = await checkConfigFile(dirs.configFile);
+    expect(verdict.ok, verdict.message).toBe(true);
+    const haproxy = await startHaproxy(dirs.configFile, { statusPort: ports.status });
+    try {
+      expect(await get(ports.http, 'shop.example.com')).toMatchObject({ status: 200, body: 'shop' });
+      expect(await get(ports.http, 'long.example.com')).toMatchObject({ status: 200, body: 'shop' });
+    } finally {
+      await haproxy.stop();
+    }
+  });
+  it("cannot fail everyone's render with one certificate for a thousand hosts", async () => {
+    const shop = await echo('shop');
+    const hosts = Array.from({ length: 1000 }, (_, i) => `host-${i}.many.example.com`);
+    const { dirs, result, ports } = await renderAndWrite(() => [
+      routeTo('shop', 'shop.example.com', 'web'),
+      ...backed('shop', 'web', shop),
+      ingress('many', 'web', { tls: [{ hosts, secretName: 'tls' }], rules: hosts.map((host) => rule(host, { path: '/', service: 'web' })) }),
+      ...backed('many', 'web', shop),
+      tlsSecret('many', 'tls'),
+    ]);
+    const crtList = result.auxiliaryFiles.files['crt-list.txt'] as string;
+    expect(Math.max(...crtList.split('\n').map((line) => line.length))).toBeLessThan(15_360);
+    expect(crtList.split('\n').filter((line) => line.startsWith(`${dirs.certsDir}/many_tls.pem `))).toHaveLength(32);
+    const verdict = await checkConfigFile(dirs.configFile);
+    expect(verdict.ok, verdict.message).toBe(true);
+    const haproxy = await startHaproxy(dirs.configFile, { statusPort: ports.status });
+    try {
+      expect(await get(ports.http, 'shop.example.com')).toMatchObject({ status: 200, body: 'shop' });
+      expect((await servedCertificate(ports.https, 'host-999.many.example.com')).subject).toContain('CN=shop.example.com');
+    } finally {
+      await haproxy.stop();
+    }
+  });
+  it('cannot keep HAProxy from starting by filling its descriptors with health-checked server slots', async () => {
+    const shop = await echo('shop');
+    // Backends of Services that do not exist still get a block of (checked, empty) server slots:
+    // 500 of them hold 5,000 descriptors, more than an fd-hard-limit of 4,000 leaves HAProxy.
+    const paths = Array.from({ length: 250 }, (_, i) => ({ path: `/p${i}`, pathType: 'Prefix', backend: { service: { name: `s${i}`, port: { number: 80 } } } }));
+    const { dirs, result, ports } = await renderAndWrite(
+      () => [
+        routeTo('shop', 'shop.example.com', 'web'),
+        ...backed('shop', 'web', shop),
+        ...[0, 1].map((n) => ingress('evil', `fan-${n}`, { rules: [{ host: `fan-${n}.example.com`, http: { paths } }] })),
+      ],
+      { fdHardLimit: 4000 },
+    );
+    expect(result.warnings.filter((w) => w.includes('its backends get no servers')).map((w) => w.slice(0, w.indexOf(':')))).toEqual(['Ingress evil/fan-1', 'Ingress evil/fan-0']);
+    expect((result.haproxyConfig.match(/^ {2}server /gm) ?? []).length).toBe(10);
+    const verdict = await checkConfigFile(dirs.configFile);
+    expect(verdict.ok, verdict.message).toBe(true);
+    const haproxy = await startHaproxy(dirs.configFile, { statusPort: ports.status });
+    try {
+      expect(await get(ports.http, 'shop.example.com')).toMatchObject({ status: 200, body: 'shop' });
+      expect((await get(ports.http, 'fan-0.example.com', '/p1')).status).toBe(503);
     } finally {
       await haproxy.stop();
     }

@@ -2,15 +2,18 @@
 // options, its route candidates, its default backend, its TLS claims and its warnings), computed
 // from its spec through recorded store reads. The builder caches one entry per accepted Ingress
 // and reuses it while nothing it read has changed, so an entry carries everything needed to
-// replay it: its log and its dependencies.
+// replay it: its log and its dependencies. An Ingress whose share of the output would be over
+// its budget (INGRESS_OUTPUT_SHARE) contributes nothing but a warning: the output cap fails the
+// whole render, and no one Ingress may bring it near that.
 import { describe } from '../store/object-guard.js';
+import { DEFAULT_MAX_OUTPUT_BYTES, INGRESS_OUTPUT_SHARE } from '../store/value-limits.js';
 import type { KubeObject } from '../protocol.js';
 import { pemFromSecret } from './certificates.js';
 import { creationTime, type Claimant } from './claimant.js';
 import type { BackendRef } from './endpoints.js';
 import { backendOptionsOf, ingressOptionsOf } from './ingress-options.js';
 import type { ClaimSource, TlsClaim } from './model-assembly.js';
-import type { Backend, ModelOptions } from './model.js';
+import type { Backend, IngressOptions, ModelOptions } from './model.js';
 import type { ModelSource } from './model-source.js';
 import { RecordedReads, type LogEntry } from './recorded-reads.js';
 import type { RouteCandidate } from './route-index.js';
@@ -87,8 +90,39 @@ export function computeEntry(
       routes.push({ ...routeClaimant, host: rule.host ?? '', path: p.path ?? '/', exact: p.pathType === 'Exact', backend });
     }
   }
+  const budget = Math.floor((options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES) / INGRESS_OUTPUT_SHARE);
+  const size = outputEstimate(backends, ingressOptions, routes);
+  if (size > budget) {
+    const slots = backends.reduce((sum, b) => sum + b.servers.length, 0);
+    warn(
+      `${owner}: would add about ${size} bytes to the output (${backends.length} backends with ${slots} server slots, ${routes.length} routes), ` +
+        `over the limit of ${budget} for one Ingress (values.maxOutputBytes / ${INGRESS_OUTPUT_SHARE}); it is not served`,
+    );
+    return { key, ingress, claimant, backends: [], slotsFrom: [], routes: [], defaultBackend: undefined, tls: [], log: reads.log, deps: reads.deps, seen: 0 };
+  }
   const tls = tlsClaims(spec, reads, options, ns, owner);
   return { key, ingress, claimant, backends, slotsFrom, routes, defaultBackend, tls, log: reads.log, deps: reads.deps, seen: 0 };
+}
+
+/** Text the config and its maps and slot file carry for each backend and server slot, besides the values in them. */
+const BACKEND_OVERHEAD = 200;
+const SERVER_OVERHEAD = 20;
+
+/**
+ * About how many bytes an Ingress adds to the output: per backend its name, its options and the
+ * Ingress's options (each written into every backend, as JSON is about as long as the lines they
+ * become), a line per server slot in the config and its address in the slot file; per route its
+ * map lines (a Prefix path has two; a wildcard key escapes up to every character).
+ */
+function outputEstimate(backends: readonly Backend[], ingressOptions: IngressOptions, routes: readonly RouteCandidate[]): number {
+  const shared = JSON.stringify(ingressOptions).length;
+  let bytes = 0;
+  for (const backend of backends) {
+    bytes += BACKEND_OVERHEAD + 4 * backend.name.length + shared + JSON.stringify(backend.options).length;
+    for (const server of backend.servers) bytes += SERVER_OVERHEAD + 2 * (server.name.length + server.address.length);
+  }
+  for (const route of routes) bytes += 2 * (2 * (route.host.length + route.path.length) + route.backend.length + 2);
+  return bytes;
 }
 
 /**

@@ -34,15 +34,28 @@ export interface TlsAssignment {
 
 /**
  * Each TLS host goes to its oldest claimant; a later claim with another certificate is refused
- * with a warning naming both Ingresses (a claim of the same certificate is no conflict).
+ * with a warning naming both Ingresses (a claim of the same certificate is no conflict). With
+ * `hostHolder` (under `tlsHostOwnership: routed-oldest`: the namespace whose served routes keep
+ * a namespace from a host, see RouteIndex.hostHolder), a claim on a host another namespace holds
+ * is refused first: no namespace can put its certificate, and with it the HTTPS redirect, on a
+ * host (or under a wildcard) another namespace routes.
  */
-export function assignTlsHosts(sources: readonly ClaimSource[], warn: (message: string) => void): TlsAssignment {
+export function assignTlsHosts(
+  sources: readonly ClaimSource[],
+  warn: (message: string) => void,
+  hostHolder?: (host: string, namespace: string) => string | undefined,
+): TlsAssignment {
   const ordered = sources.filter((s) => s.tls.length > 0).sort((a, b) => compareClaimants(a.claimant, b.claimant));
   const owners = new Map<string, { claimant: Claimant; certName: string }>();
   const byCert = new Map<string, { pem: string; hosts: string[] }>();
   for (const source of ordered) {
     for (const claim of source.tls) {
       for (const host of claim.hosts) {
+        const holder = hostHolder?.(host, source.claimant.namespace);
+        if (holder !== undefined) {
+          warn(`${source.claimant.owner}: TLS host ${host} belongs to namespace ${holder}; ignored`);
+          continue;
+        }
         const owner = owners.get(host);
         if (owner !== undefined) {
           if (owner.certName !== claim.certName) warn(`${source.claimant.owner}: TLS host ${host} is already served by ${owner.claimant.owner}; ignored`);
@@ -58,8 +71,21 @@ export function assignTlsHosts(sources: readonly ClaimSource[], warn: (message: 
       }
     }
   }
-  const certificates = [...byCert].map(([name, { pem, hosts }]) => ({ name, pem, hosts: hosts.sort() })).sort((a, b) => (a.name < b.name ? -1 : 1));
+  const certificates = [...byCert].map(([name, { pem, hosts }]) => certificate(name, pem, hosts.sort())).sort((a, b) => (a.name < b.name ? -1 : 1));
   return { certificates, hosts: [...owners.keys()].sort() };
+}
+
+/**
+ * Host names per crt-list line: 32 names of at most 253 characters stay far below the validator's
+ * line cap (and HAProxy's line buffer), however many hosts the Ingresses of a namespace give one
+ * certificate (a line of them all failed every render).
+ */
+export const CRT_LIST_HOSTS_PER_LINE = 32;
+
+function certificate(name: string, pem: string, hosts: readonly string[]): Certificate {
+  const hostLines: (readonly string[])[] = [];
+  for (let i = 0; i < hosts.length; i += CRT_LIST_HOSTS_PER_LINE) hostLines.push(hosts.slice(i, i + CRT_LIST_HOSTS_PER_LINE));
+  return { name, pem, hosts, hostLines };
 }
 
 /** The oldest `spec.defaultBackend`; every other one is ignored with a warning. */
@@ -84,9 +110,9 @@ export function resolveDefaultCertificate(reader: StoreReader, options: ModelOpt
     const parts = options.defaultCertificate.split('/');
     const secret = parts.length === 2 ? reader.getSingle(options.stores.secrets, parts) : undefined;
     const pem = secret === undefined ? undefined : pemFromSecret(secret);
-    if (pem !== undefined) return { name: DEFAULT_CERTIFICATE_NAME, pem, hosts: [] };
+    if (pem !== undefined) return certificate(DEFAULT_CERTIFICATE_NAME, pem, []);
     const fallback = options.selfSignedCertificate === '' ? 'unknown SNI names get no certificate' : 'the self-signed certificate is used';
     warn(`values.defaultCertificate: secret ${JSON.stringify(options.defaultCertificate)} is missing or has no tls.crt/tls.key; ${fallback}`);
   }
-  return options.selfSignedCertificate === '' ? undefined : { name: DEFAULT_CERTIFICATE_NAME, pem: options.selfSignedCertificate, hosts: [] };
+  return options.selfSignedCertificate === '' ? undefined : certificate(DEFAULT_CERTIFICATE_NAME, options.selfSignedCertificate, []);
 }

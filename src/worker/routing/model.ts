@@ -205,6 +205,11 @@ export interface Certificate {
   readonly name: string;
   readonly pem: string;
   readonly hosts: readonly string[];
+  /**
+   * `hosts` cut into crt-list lines of at most CRT_LIST_HOSTS_PER_LINE names (lines of one
+   * certificate are one certificate to HAProxy), so no line outgrows HAProxy's line buffer.
+   */
+  readonly hostLines: readonly (readonly string[])[];
 }
 
 export interface RoutingModel extends RouteTables {
@@ -252,6 +257,14 @@ export interface ModelOptions {
   readonly httpsPort: number;
   /** Loopback endpoints (and ExternalName `localhost`) are accepted; for test rigs. @default false */
   readonly allowLoopbackEndpoints: boolean;
+  /** `values.maxOutputBytes`, of which one Ingress may take a share (INGRESS_OUTPUT_SHARE). Unset: the default 32 MiB. */
+  readonly maxOutputBytes?: number | undefined;
+  /**
+   * Server slots of all backends together: half of `values.fdHardLimit`, since HAProxy holds a
+   * descriptor for every health-checked slot (empty ones included) and will not start when they
+   * leave too few for connections. Unset (no fdHardLimit): no limit.
+   */
+  readonly maxServerSlotsTotal?: number | undefined;
   readonly stores: {
     readonly ingresses: string;
     readonly services: string;
@@ -265,6 +278,8 @@ export interface ModelOptions {
 export function modelOptions(values: Readonly<Record<string, unknown>>): ModelOptions {
   const slots = Number(values.serverSlots ?? 10);
   const httpsPort = Number(values.httpsPort ?? 443);
+  const maxOutput = Number(values.maxOutputBytes);
+  const fdHardLimit = values.fdHardLimit === '' || values.fdHardLimit === undefined ? Number.NaN : Number(values.fdHardLimit);
   return {
     ingressClass: String(values.ingressClass ?? 'haproxy'),
     controllerName: String(values.controllerName ?? 'haproxy.org/ingress-controller'),
@@ -276,6 +291,8 @@ export function modelOptions(values: Readonly<Record<string, unknown>>): ModelOp
     selfSignedCertificate: stringValue(values.selfSignedCertificate),
     httpsPort: Number.isInteger(httpsPort) && httpsPort > 0 && httpsPort < 65536 ? httpsPort : 443,
     allowLoopbackEndpoints: values.allowLoopbackEndpoints === true || values.allowLoopbackEndpoints === 'true',
+    maxOutputBytes: Number.isInteger(maxOutput) && maxOutput > 0 ? maxOutput : undefined,
+    maxServerSlotsTotal: Number.isInteger(fdHardLimit) && fdHardLimit > 0 ? Math.floor(fdHardLimit / 2) : undefined,
     stores: { ingresses: 'ingresses', services: 'services', endpointSlices: 'endpointslices', secrets: 'secrets', ingressClasses: 'ingressclasses' },
   };
 }

@@ -1,9 +1,10 @@
 // Host and path route tables, built in one go (`routeTables`) or kept up to date route by route
-// (`RouteIndex`). A host and path belong to the namespace of their first claimant (claimant.ts);
-// other namespaces' claims are refused with a warning. Within it, the first claimant of a key in
-// precedence order (Exact before Prefix, then age, then rule order) serves it. While no key or
-// host-and-path is contested the tables are exactly the claims, updated by binary search; when
-// some are, the one-go build runs, so warnings come out exactly as a cold build has them.
+// (`RouteIndex`). A host, every path on it, belongs to the namespace of its first claimant
+// (claimant.ts; see HostOwners), so no other namespace can take a path of it; their claims are
+// refused with a warning. Within it, the first claimant of a key in precedence order (Exact
+// before Prefix, then age, then rule order) serves it. While no key or host is contested the
+// tables are exactly the claims, updated by binary search; when some are, the one-go build runs,
+// so warnings come out exactly as a cold build has them.
 import { compareClaimants, type Claimant } from './claimant.js';
 import type { RouteEntry, RouteTables, RoutingModel } from './model.js';
 
@@ -34,9 +35,129 @@ function basePath(route: RouteCandidate): string {
   return route.exact || route.path === '/' ? route.path : route.path.replace(/\/+$/, '') || '/';
 }
 
-/** The host and path a route claims: every claim of one belongs to one namespace. */
-function identityOf(route: RouteCandidate): string {
-  return `${route.host}\0${basePath(route)}`;
+/**
+ * The ownership groups of a route: its host, and the domain it lies one label under (`d` for
+ * `*.d` and for `x.d`), where a wildcard and the hosts it would match meet. Host-less rules are
+ * the host ''.
+ */
+function groupsOf(route: RouteCandidate): string[] {
+  const domain = domainOf(route.host);
+  return domain === undefined ? [`host\0${route.host}`] : [`host\0${route.host}`, `domain\0${domain}`];
+}
+
+/** The routes of one ownership group, counted by namespace, so whether it is contested costs O(1). */
+class OwnershipGroup {
+  readonly routes: RouteCandidate[] = [];
+  readonly #namespaces = new Map<string, number>();
+  #wildcards = 0;
+
+  constructor(readonly isDomain: boolean) {}
+
+  add(route: RouteCandidate): void {
+    this.routes.push(route);
+    this.#namespaces.set(route.namespace, (this.#namespaces.get(route.namespace) ?? 0) + 1);
+    if (isWildcard(route.host)) this.#wildcards++;
+  }
+
+  /** Removes `route`; false when it was not in the group. */
+  remove(route: RouteCandidate): boolean {
+    const at = this.routes.indexOf(route);
+    if (at < 0) return false;
+    this.routes.splice(at, 1);
+    const left = (this.#namespaces.get(route.namespace) ?? 1) - 1;
+    if (left === 0) this.#namespaces.delete(route.namespace);
+    else this.#namespaces.set(route.namespace, left);
+    if (isWildcard(route.host)) this.#wildcards--;
+    return true;
+  }
+
+  /**
+   * Whether its claimants may refuse one another: a host claimed from two namespaces, or a
+   * domain where a wildcard and the hosts under it come from two. While no group is, the owners
+   * accept every route.
+   */
+  get contested(): boolean {
+    return this.#namespaces.size > 1 && (!this.isDomain || this.#wildcards > 0);
+  }
+
+  get hasWildcard(): boolean {
+    return this.#wildcards > 0;
+  }
+
+  /** The namespace of its oldest route from a namespace other than `namespace` (as HostOwners would name it). */
+  otherThan(namespace: string): string | undefined {
+    if (this.#namespaces.size === 0 || (this.#namespaces.size === 1 && this.#namespaces.has(namespace))) return undefined;
+    let oldest: RouteCandidate | undefined;
+    for (const route of this.routes) {
+      if (route.namespace !== namespace && (oldest === undefined || compareClaimants(route, oldest) < 0)) oldest = route;
+    }
+    return oldest?.namespace;
+  }
+}
+
+/** `d` for `*.d` and `x.d`; undefined for '' and one-label hosts. */
+function domainOf(host: string): string | undefined {
+  const dot = host.indexOf('.');
+  return dot < 0 ? undefined : host.slice(dot + 1);
+}
+
+function isWildcard(host: string): boolean {
+  return host.startsWith('*.');
+}
+
+/**
+ * Which namespace owns which host, decided route by route in claimant order (oldest first). A
+ * host belongs to the namespace of its first route, whatever the path: a newer namespace can take
+ * neither the host nor a path under it. A wildcard `*.d` and the hosts one label under `d` belong
+ * together (the wildcard would serve them): the wildcard is refused while another namespace holds
+ * such a host, and such a host while another namespace holds the wildcard.
+ */
+class HostOwners {
+  /** Host -> its first accepted route. */
+  readonly #hosts = new Map<string, RouteCandidate>();
+  /** Domain -> its first accepted wildcard route. */
+  readonly #wildcards = new Map<string, RouteCandidate>();
+  /** Domain -> namespace -> the first accepted route of that namespace on a host one label under it. */
+  readonly #underDomain = new Map<string, Map<string, RouteCandidate>>();
+
+  /** The route that keeps `route` from its host; undefined when `route` is accepted (and recorded). */
+  claim(route: RouteCandidate): RouteCandidate | undefined {
+    const holder = this.holderOf(route.host, route.namespace);
+    if (holder !== undefined) return holder;
+    if (!this.#hosts.has(route.host)) this.#hosts.set(route.host, route);
+    const domain = domainOf(route.host);
+    if (domain === undefined) return undefined;
+    if (isWildcard(route.host)) {
+      if (!this.#wildcards.has(domain)) this.#wildcards.set(domain, route);
+    } else {
+      let byNamespace = this.#underDomain.get(domain);
+      if (byNamespace === undefined) {
+        byNamespace = new Map();
+        this.#underDomain.set(domain, byNamespace);
+      }
+      if (!byNamespace.has(route.namespace)) byNamespace.set(route.namespace, route);
+    }
+    return undefined;
+  }
+
+  /** The first accepted route that keeps `namespace` from `host`, if any. */
+  holderOf(host: string, namespace: string): RouteCandidate | undefined {
+    const first = this.#hosts.get(host);
+    if (first !== undefined) return first.namespace === namespace ? undefined : first;
+    const domain = domainOf(host);
+    if (domain === undefined) return undefined;
+    if (!isWildcard(host)) {
+      const wildcard = this.#wildcards.get(domain);
+      return wildcard !== undefined && wildcard.namespace !== namespace ? wildcard : undefined;
+    }
+    for (const [other, held] of this.#underDomain.get(domain) ?? []) if (other !== namespace) return held;
+    return undefined;
+  }
+
+}
+
+function hostLabel(host: string): string {
+  return host === '' ? 'the rules without a host' : `host ${host}`;
 }
 
 /** The keys a route claims, in the order a build claims them. */
@@ -79,26 +200,31 @@ function compareEntries(a: RouteEntry, b: RouteEntry): number {
 
 /** The tables of `routes`, with a warning per ignored route. */
 export function routeTables(routes: readonly RouteCandidate[], warn: (message: string) => void): RouteTables {
+  return buildTables(routes, warn).tables;
+}
+
+/** The tables of `routes` and the owners of their hosts, with a warning per ignored route. */
+function buildTables(routes: readonly RouteCandidate[], warn: (message: string) => void): { tables: RouteTables; owners: HostOwners } {
   const tables = new Map<TableName, Map<string, RouteCandidate>>(TABLES.map((name) => [name, new Map()]));
   const warned = new Set<string>();
-  const refuse = (route: RouteCandidate, holder: RouteCandidate): void => {
+  const report = (message: string): void => {
     // A Prefix route claims two keys; its conflict is reported once.
-    const message = `${route.owner}: route ${route.host}${route.path} is already served by ${holder.owner}; ignored`;
     if (!warned.has(message)) {
       warned.add(message);
       warn(message);
     }
   };
+  const refuse = (route: RouteCandidate, holder: RouteCandidate): void => {
+    report(`${route.owner}: route ${route.host}${route.path} is already served by ${holder.owner}; ignored`);
+  };
   const byAge = [...routes].sort(compareClaimants);
-  // The first claimant of a host and path decides the namespace that owns them.
-  const owners = new Map<string, RouteCandidate>();
+  const owners = new HostOwners();
   const accepted: RouteCandidate[] = [];
   for (const route of byAge) {
-    const id = identityOf(route);
-    const first = owners.get(id);
-    if (first === undefined) owners.set(id, route);
-    if (first === undefined || first.namespace === route.namespace) accepted.push(route);
-    else refuse(route, first);
+    const holder = owners.claim(route);
+    if (holder === undefined) accepted.push(route);
+    else if (holder.host === route.host && basePath(holder) === basePath(route)) refuse(route, holder);
+    else report(`${route.owner}: route ${route.host}${route.path} is refused: ${hostLabel(holder.host)} belongs to namespace ${holder.namespace} (${holder.owner} claimed it first); ignored`);
   }
   // Exact paths first: for the same key, Kubernetes gives an Exact path precedence over a Prefix.
   const ordered = accepted.sort((a, b) => Number(b.exact) - Number(a.exact));
@@ -115,7 +241,7 @@ export function routeTables(routes: readonly RouteCandidate[], warn: (message: s
   }
   const entries = (name: TableName): RouteEntry[] =>
     [...(tables.get(name) as Map<string, RouteCandidate>).entries()].map(([key, route]) => ({ key, backend: route.backend })).sort(comparatorOf(name));
-  return eachTable(entries);
+  return { tables: eachTable(entries), owners };
 }
 
 /**
@@ -128,10 +254,12 @@ export class RouteIndex {
   readonly #claims = new Map<string, RouteCandidate[]>();
   /** Keys with more than one claimant. */
   #contested = 0;
-  /** Host and path -> the routes claiming it. */
-  readonly #identities = new Map<string, RouteCandidate[]>();
-  /** Hosts and paths claimed from more than one namespace: the one-go build refuses some claims. */
+  /** Ownership group (see groupsOf) -> the routes in it. */
+  readonly #groups = new Map<string, OwnershipGroup>();
+  /** Groups whose claimants may refuse one another (OwnershipGroup.contested): the one-go build decides them. */
   #shared = 0;
+  /** The host owners of the last one-go build; undefined while the tables are the claims. */
+  #owners: HostOwners | undefined;
   /** Keys whose claimants changed since the last `tables` call. */
   #touched = new Map<string, { table: TableName; key: string }>();
 
@@ -141,9 +269,10 @@ export class RouteIndex {
 
   clear(): void {
     this.#claims.clear();
-    this.#identities.clear();
+    this.#groups.clear();
     this.#contested = 0;
     this.#shared = 0;
+    this.#owners = undefined;
     this.#touched.clear();
   }
 
@@ -160,7 +289,7 @@ export class RouteIndex {
         if (claimants.length === 2) this.#contested++;
         this.#touched.set(id, { table, key });
       }
-      this.#identity(route, true);
+      for (const group of groupsOf(route)) this.#group(group, route, true);
     }
   }
 
@@ -176,42 +305,56 @@ export class RouteIndex {
         if (claimants.length === 0) this.#claims.delete(id);
         this.#touched.set(id, { table, key });
       }
-      this.#identity(route, false);
+      for (const group of groupsOf(route)) this.#group(group, route, false);
     }
   }
 
   /**
-   * Adds or removes a route's host-and-path claim. When the claim stops being shared between
-   * namespaces, every key of its claimants is touched: the one-go build that ran while it was
-   * shared may have refused keys that no other route contests.
+   * The namespace whose served routes keep `namespace` from `host` (the host itself, or for a
+   * wildcard and the hosts under it, their domain), as the current tables have it; undefined
+   * when a route of `namespace` on `host` would be served.
    */
-  #identity(route: RouteCandidate, add: boolean): void {
-    const id = identityOf(route);
-    let claimants = this.#identities.get(id);
-    const before = claimants !== undefined && spansNamespaces(claimants);
+  hostHolder(host: string, namespace: string): string | undefined {
+    if (this.#owners !== undefined) return this.#owners.holderOf(host, namespace)?.namespace;
+    // No group is contested, so every route is served and each contested-free group answers alone.
+    const onHost = this.#groups.get(`host\0${host}`)?.otherThan(namespace);
+    if (onHost !== undefined) return onHost;
+    const domain = domainOf(host);
+    const group = domain === undefined ? undefined : this.#groups.get(`domain\0${domain}`);
+    if (group === undefined) return undefined;
+    if (isWildcard(host) || group.hasWildcard) return group.otherThan(namespace);
+    return undefined;
+  }
+
+  /**
+   * Adds a route to, or removes it from, an ownership group. When the group stops or starts
+   * being contested, every key of its claimants is touched: the one-go build that ran while it
+   * was contested may have refused keys that no other route contests.
+   */
+  #group(id: string, route: RouteCandidate, add: boolean): void {
+    let group = this.#groups.get(id);
+    const before = group?.contested ?? false;
     if (add) {
-      if (claimants === undefined) {
-        claimants = [];
-        this.#identities.set(id, claimants);
+      if (group === undefined) {
+        group = new OwnershipGroup(id.startsWith('domain\0'));
+        this.#groups.set(id, group);
       }
-      claimants.push(route);
+      group.add(route);
     } else {
-      const at = claimants?.indexOf(route) ?? -1;
-      if (claimants === undefined || at < 0) return;
-      claimants.splice(at, 1);
-      if (claimants.length === 0) this.#identities.delete(id);
+      if (group === undefined || !group.remove(route)) return;
+      if (group.routes.length === 0) this.#groups.delete(id);
     }
-    const after = claimants.length > 0 && spansNamespaces(claimants);
+    const after = group.contested;
     if (before === after) return;
     this.#shared += after ? 1 : -1;
-    for (const claimant of claimants) {
+    for (const claimant of group.routes) {
       for (const { table, key } of routeClaims(claimant)) this.#touched.set(`${table}\0${key}`, { table, key });
     }
   }
 
   /**
-   * The tables after the recorded changes. Without contested keys or shared hosts and paths
-   * they are the claims (`previous` updated at the touched keys, or all claims when there are no
+   * The tables after the recorded changes. Without contested keys or ownership groups they
+   * are the claims (`previous` updated at the touched keys, or all claims when there are no
    * previous tables); otherwise they are built in one go from `all()`, the routes in Ingress
    * order, and conflict warnings go to `warn`.
    */
@@ -219,9 +362,11 @@ export class RouteIndex {
     const touched = this.#touched;
     this.#touched = new Map();
     if (this.#contested > 0 || this.#shared > 0) {
-      const fresh = routeTables(all(), warn);
+      const { tables: fresh, owners } = buildTables(all(), warn);
+      this.#owners = owners;
       return previous === undefined ? fresh : reuseUnchanged(fresh, previous);
     }
+    this.#owners = undefined;
     if (previous === undefined) {
       // Every key has one claimant, which serves it.
       const lists = new Map<TableName, RouteEntry[]>(TABLES.map((name) => [name, []]));
@@ -279,11 +424,6 @@ function sameEntries(a: readonly RouteEntry[], b: readonly RouteEntry[]): boolea
     if ((a[i] as RouteEntry).key !== (b[i] as RouteEntry).key || (a[i] as RouteEntry).backend !== (b[i] as RouteEntry).backend) return false;
   }
   return true;
-}
-
-function spansNamespaces(routes: readonly RouteCandidate[]): boolean {
-  const first = (routes[0] as RouteCandidate).namespace;
-  return routes.some((route) => route.namespace !== first);
 }
 
 /** Keeps the previous array of every table whose content did not change. */

@@ -1,9 +1,15 @@
 // The servers behind one Ingress backend reference. A Service with endpoints resolves through its
 // EndpointSlices (endpoints.ts); an ExternalName Service becomes one server at its DNS name,
-// resolved by HAProxy at run time. A Service that cannot be routed (missing, no such port, no
-// ready endpoints, an unsupported type or external name) is a warning and an empty backend.
+// resolved by HAProxy at run time, on the port the Ingress names. The Service check judged the
+// name against the ports the Service lists; the port used is only known here, so HAProxy's own
+// host on one of HAProxy's own ports is refused here too. A Service that cannot be routed
+// (missing, no such port, no ready endpoints, an unsupported type or external name) is a warning
+// and an empty backend.
 import { isIP } from 'node:net';
 import type { KubeObject } from '../protocol.js';
+import { addressProblem } from '../store/address-policy.js';
+import { activeGuardContext } from '../store/guard-context.js';
+import { isLoopbackName } from '../store/service-check.js';
 import { resolveEndpoints, type BackendRef } from './endpoints.js';
 import type { ModelOptions } from './model.js';
 import type { RecordedReads } from './recorded-reads.js';
@@ -60,6 +66,12 @@ function externalAddress(
     reads.warn(`${where} has no port ${String(ref.service.port.number ?? ref.service.port.name)}; its backend has no servers`);
     return undefined;
   }
+  const policy = activeGuardContext().policy;
+  const own = isIP(raw) !== 0 ? addressProblem(raw, [port], policy) : isLoopbackName(raw) && policy.ownPorts.has(port) ? `is HAProxy's own host on HAProxy's own port ${port}` : null;
+  if (own !== null) {
+    reads.warn(`${where}: externalName ${JSON.stringify(spec.externalName)} on port ${port} ${own}; its backend has no servers`);
+    return undefined;
+  }
   return isIP(raw) === 6 ? `[${raw}]:${port}` : `${raw}:${port}`;
 }
 
@@ -69,7 +81,7 @@ function externalNameProblem(name: string, options: ModelOptions): string | unde
   const family = isIP(name);
   if (family === 0 && !DNS_NAME.test(name)) return 'is not a DNS name';
   const lower = name.toLowerCase();
-  const loopback = lower === 'localhost' || lower.endsWith('.localhost') || (family === 4 && lower.startsWith('127.')) || lower === '::1';
+  const loopback = isLoopbackName(lower) || (family === 4 && lower.startsWith('127.')) || lower === '::1';
   if (loopback && !options.allowLoopbackEndpoints) return 'is a loopback address (allowLoopbackEndpoints is off)';
   if (family === 4 && (lower === '0.0.0.0' || lower.startsWith('169.254.') || Number(lower.split('.')[0]) >= 224)) return 'is not a routable address';
   if (family === 6 && (lower === '::' || /^fe[89ab]/.test(lower) || lower.startsWith('ff'))) return 'is not a routable address';

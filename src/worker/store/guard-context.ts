@@ -12,7 +12,7 @@ import { DEFAULT_MAX_ENDPOINTS_PER_SERVICE } from './value-limits.js';
 export interface GuardPolicy {
   /** `values.allowLoopbackEndpoints`: loopback endpoints (127.0.0.0/8, ::1) are allowed. @default false */
   readonly allowLoopbackEndpoints: boolean;
-  /** HAProxy's own bind ports (`httpPort`, `httpsPort`, `statusPort`). */
+  /** HAProxy's own bind ports (`httpPort`, `httpsPort`, `statusPort`, and the ports of `stats` and `runtimeSocket` when they are TCP addresses). */
   readonly ownPorts: ReadonlySet<number>;
   /**
    * Addresses of this machine's interfaces. HAProxy binds its ports on every address by default,
@@ -44,7 +44,8 @@ const contexts = new WeakMap<object, GuardContext>();
 export function policyOf(values: Readonly<Record<string, unknown>>): GuardPolicy {
   let policy = policies.get(values);
   if (policy === undefined) {
-    const ports = [values.httpPort ?? 80, values.httpsPort ?? 443, values.statusPort ?? 8404].map(Number).filter((p) => Number.isInteger(p));
+    const admin = [values.stats, values.runtimeSocket].map(tcpPortOf);
+    const ports = [values.httpPort ?? 80, values.httpsPort ?? 443, values.statusPort ?? 8404, ...admin].map(Number).filter((p) => Number.isInteger(p));
     const max = Number(values.maxEndpointsPerService ?? DEFAULT_MAX_ENDPOINTS_PER_SERVICE);
     policy = Object.freeze({
       allowLoopbackEndpoints: values.allowLoopbackEndpoints === true || values.allowLoopbackEndpoints === 'true',
@@ -91,6 +92,12 @@ export function withGuardContext<T>(context: GuardContext, fn: () => T): T {
   } finally {
     active = previous;
   }
+}
+
+/** The port of a bind address such as `127.0.0.1:8405` or `ipv4@*:9999`; undefined for a socket path or nothing. */
+function tcpPortOf(value: unknown): number | undefined {
+  const port = typeof value === 'string' ? /:(\d{1,5})$/.exec(value.trim())?.[1] : undefined;
+  return port === undefined ? undefined : Number(port);
 }
 
 function localAddresses(): ReadonlySet<string> {

@@ -6,7 +6,7 @@
 import type { KubeObject } from '../protocol.js';
 import { isDnsLabel, isDnsSubdomain, isHost, isPort, isPortName, isRecord, isSafePath, rejected, type KindOutcome, type Problem } from './field-rules.js';
 import { quote } from './log-text.js';
-import { MAX_INGRESS_PATHS, MAX_PATH, MAX_TLS_HOSTS } from './value-limits.js';
+import { MAX_FILE_NAME, MAX_INGRESS_PATHS, MAX_PATH, MAX_TLS_HOSTS } from './value-limits.js';
 
 const PATH_TYPES = new Set(['Exact', 'Prefix', 'ImplementationSpecific']);
 
@@ -32,7 +32,7 @@ export function checkIngress(object: KubeObject): KindOutcome {
     if (rules !== spec.rules) next.rules = rules;
   }
   if (spec.tls !== undefined) {
-    const tls = checkTls(spec.tls, dropped);
+    const tls = checkTls(spec.tls, object.metadata.namespace ?? '', dropped);
     if (tls !== spec.tls) next.tls = tls;
   }
   if (Object.keys(next).length === 0) return { dropped };
@@ -128,7 +128,7 @@ function backendProblem(backend: unknown, where: string): string | null {
 }
 
 /** The TLS entries with bad entries and hosts left out: `tls` itself when nothing was. */
-function checkTls(tls: unknown, dropped: Problem[]): unknown {
+function checkTls(tls: unknown, namespace: string, dropped: Problem[]): unknown {
   if (tls === null) {
     dropped.push({ scope: 'tls', reason: 'spec.tls is empty (null), not a list; ignored' });
     return [];
@@ -146,20 +146,24 @@ function checkTls(tls: unknown, dropped: Problem[]): unknown {
   const kept: unknown[] = [];
   let changed = false;
   for (let t = 0; t < tls.length; t++) {
-    const entry = checkTlsEntry(tls[t], `spec.tls[${t}]`, dropped);
+    const entry = checkTlsEntry(tls[t], `spec.tls[${t}]`, namespace, dropped);
     if (entry === undefined || entry !== tls[t]) changed = true;
     if (entry !== undefined) kept.push(entry);
   }
   return changed ? Object.freeze(kept) : tls;
 }
 
-function checkTlsEntry(entry: unknown, where: string, dropped: Problem[]): unknown {
+function checkTlsEntry(entry: unknown, where: string, namespace: string, dropped: Problem[]): unknown {
   const drop = (reason: string): undefined => {
     dropped.push({ scope: 'tls', reason: `${reason}; TLS is dropped for the hosts of this entry` });
     return undefined;
   };
   if (!isRecord(entry)) return drop(`${where} is ${quote(entry)}, not a mapping`);
   if (entry.secretName !== undefined && !isDnsSubdomain(entry.secretName)) return drop(`${where}.secretName ${quote(entry.secretName)} is not a valid name`);
+  // The certificate is written as <namespace>_<secret>.pem: a longer name no file system takes.
+  if (typeof entry.secretName === 'string' && namespace.length + entry.secretName.length + 5 > MAX_FILE_NAME) {
+    return drop(`${where}.secretName is ${entry.secretName.length} characters long; with the namespace, its certificate file name would be over ${MAX_FILE_NAME} characters`);
+  }
   if (entry.hosts === undefined) return entry;
   if (!Array.isArray(entry.hosts)) return drop(`${where}.hosts is ${quote(entry.hosts)}, not a list`);
   const hosts = entry.hosts.filter((host: unknown, h: number) => {

@@ -2,10 +2,11 @@
 // would load them: every certificate must be X.509, the key must be a private key that matches
 // the leaf, and nothing may be weak enough for OpenSSL's default security level to refuse it
 // (RSA under 2,048 bits, small curves, MD5/SHA-1 signatures on certificates that are not
-// self-signed), since HAProxy refuses the whole configuration over one such file. What is
+// self-signed), since HAProxy refuses the whole configuration over one such file. Nor may the
+// leaf's RSA key be over MAX_RSA_KEY_BITS, which would make every handshake costly. What is
 // written is re-serialised from the parsed objects, so no fake PEM body can reach the output.
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
-import { MAX_CHAIN_CERTIFICATES } from './value-limits.js';
+import { MAX_CHAIN_CERTIFICATES, MAX_RSA_KEY_BITS } from './value-limits.js';
 
 /** A checked certificate and key, as the one PEM file HAProxy loads: the chain, then the key. */
 export interface TlsMaterial {
@@ -51,6 +52,10 @@ export function parseTlsPair(crt: string, key: string): { material: TlsMaterial 
   }
   const leaf = chain[0] as X509Certificate;
   if (!leaf.checkPrivateKey(privateKey)) return { problem: 'tls.key does not match the certificate in tls.crt' };
+  const bits = leaf.publicKey.asymmetricKeyDetails?.modulusLength ?? 0;
+  if (bits > MAX_RSA_KEY_BITS) {
+    return { problem: `the certificate in tls.crt has a ${bits}-bit RSA key, over the limit of ${MAX_RSA_KEY_BITS} bits (HAProxy signs every TLS handshake with it)` };
+  }
   const certificates = chain.map((c) => withNewline(c.toString())).join('');
   const keyPem = withNewline(privateKey.export({ type: 'pkcs8', format: 'pem' }) as string);
   return { material: Object.freeze({ pem: certificates + keyPem }) };

@@ -31,17 +31,32 @@ export const MAX_ENDPOINT_ADDRESSES = 100;
 export const MAX_SECRET_VALUE = 1_048_576;
 /** Certificates in one `tls.crt` (the leaf and its chain). */
 export const MAX_CHAIN_CERTIFICATES = 16;
+/**
+ * Bits of a leaf certificate's RSA key. HAProxy signs every full TLS handshake with it: about a
+ * millisecond of CPU at 2,048 bits, 6 at 4,096, 400 at 15,360, so one tenant's huge key would let
+ * anyone who opens connections to its host take the CPU everyone shares.
+ */
+export const MAX_RSA_KEY_BITS = 4096;
 /** Default of `values.maxEndpointsPerService`: ready endpoints one backend takes from its Service. */
 export const DEFAULT_MAX_ENDPOINTS_PER_SERVICE = 1000;
 /** Server slots per backend, both the `serverSlots` block and the total. */
 export const MAX_SERVER_SLOTS = 1000;
+/** A file name in the output directory (the file systems' NAME_MAX); a certificate's is `<namespace>_<secret>.pem`. */
+export const MAX_FILE_NAME = 255;
 /** Default of `values.maxOutputBytes`: the config and every auxiliary file together. */
 export const DEFAULT_MAX_OUTPUT_BYTES = 32 * 1024 * 1024;
+/**
+ * One Ingress may add at most this share of `values.maxOutputBytes` to the output (estimated from
+ * its backends, server slots, options and routes). Its options are written into each of its
+ * backends, and each backend holds the endpoints of its Service port, so a small Ingress could
+ * otherwise render megabytes, and two of them fail every render at the output cap.
+ */
+export const INGRESS_OUTPUT_SHARE = 16;
 
 export interface ValueLimit {
   readonly value: string;
   readonly max: number;
-  readonly unit: 'characters' | 'bytes' | 'entries';
+  readonly unit: 'characters' | 'bytes' | 'entries' | 'bits';
   /** What happens past the cap. */
   readonly over: string;
 }
@@ -56,6 +71,12 @@ export const VALUE_LIMITS: readonly ValueLimit[] = [
   { value: 'label or annotation key', max: MAX_QUALIFIED_NAME, unit: 'characters', over: 'the object is rejected' },
   { value: 'label value', max: MAX_LABEL_VALUE, unit: 'characters', over: 'the object is rejected' },
   { value: 'metadata.name, ingressClassName, TLS secretName', max: 253, unit: 'characters', over: 'the object (or TLS entry) is rejected' },
+  {
+    value: 'namespace and TLS secretName together, as the certificate file name <namespace>_<secret>.pem',
+    max: MAX_FILE_NAME,
+    unit: 'characters',
+    over: 'the TLS entry is dropped',
+  },
   { value: 'metadata.namespace, backend service name', max: MAX_DNS_LABEL, unit: 'characters', over: 'the object (or path) is rejected' },
   { value: 'Ingress backend port name (Service and EndpointSlice port names are DNS labels, 63)', max: MAX_PORT_NAME, unit: 'characters', over: 'the path (or the object) is rejected' },
   { value: 'paths of one Ingress', max: MAX_INGRESS_PATHS, unit: 'entries', over: 'the Ingress is rejected' },
@@ -65,6 +86,7 @@ export const VALUE_LIMITS: readonly ValueLimit[] = [
   { value: 'addresses of one endpoint', max: MAX_ENDPOINT_ADDRESSES, unit: 'entries', over: 'the endpoint is dropped' },
   { value: 'Secret value (decoded)', max: MAX_SECRET_VALUE, unit: 'bytes', over: 'the Secret is rejected' },
   { value: 'certificates in tls.crt', max: MAX_CHAIN_CERTIFICATES, unit: 'entries', over: 'the Secret is rejected (TLS dropped)' },
+  { value: "bits of the RSA key of tls.crt's certificate", max: MAX_RSA_KEY_BITS, unit: 'bits', over: 'the Secret is rejected (TLS dropped)' },
   {
     value: 'ready endpoints per Service backend (values.maxEndpointsPerService)',
     max: DEFAULT_MAX_ENDPOINTS_PER_SERVICE,
@@ -72,6 +94,18 @@ export const VALUE_LIMITS: readonly ValueLimit[] = [
     over: 'the rest are left out, with a warning naming the Service',
   },
   { value: 'server slots per backend (values.serverSlots, block and total)', max: MAX_SERVER_SLOTS, unit: 'entries', over: 'clamped, with a warning' },
+  {
+    value: 'server slots of all backends together (values.fdHardLimit / 2, here at its default 65,536): each health-checked slot holds a descriptor',
+    max: 65_536 / 2,
+    unit: 'entries',
+    over: "the namespace holding the most gives up its newest Ingress's slots (503), with a warning, until the rest fit",
+  },
+  {
+    value: 'what one Ingress adds to the output, estimated (values.maxOutputBytes / 16)',
+    max: DEFAULT_MAX_OUTPUT_BYTES / INGRESS_OUTPUT_SHARE,
+    unit: 'bytes',
+    over: 'the Ingress is not served, with a warning naming its size',
+  },
   { value: 'rendered output (values.maxOutputBytes)', max: DEFAULT_MAX_OUTPUT_BYTES, unit: 'bytes', over: 'the render fails, naming the size' },
   {
     value: 'any line of the config, a map or a file (tune.bufsize minus a margin; the validator, not the guard)',

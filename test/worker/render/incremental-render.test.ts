@@ -563,6 +563,8 @@ describe('incremental renders match cold renders over random change sequences', 
     { seed: 6, steps: 80 },
     { seed: 7, steps: 60, values: { routeOwnership: 'name', tlsHostOwnership: 'oldest' } },
     { seed: 8, steps: 60, values: { defaultCertificate: 'alpha/tls-a', selfSignedCertificate: SELF_SIGNED, watchIngressWithoutClass: false } },
+    // Few descriptors: the server-slot budget (fdHardLimit / 2) starves Ingresses as they come and go.
+    { seed: 9, steps: 80, values: { fdHardLimit: 80 } },
   ])('renders seed $seed the same as a fresh engine at every step', async (run: PropertyRun) => {
     await checkRenders(run);
   });
@@ -573,6 +575,10 @@ describe('incremental renders match cold renders over random change sequences', 
 
   it.each([15, 16])('builds the same routing model as a cold build under the other ownership policies (seed %i)', (seed) => {
     checkModels(seed, 100, { routeOwnership: 'name', tlsHostOwnership: 'oldest', defaultCertificate: 'beta/tls-b', selfSignedCertificate: SELF_SIGNED });
+  });
+
+  it.each([17, 18])('builds the same routing model as a cold build while the server-slot budget starves Ingresses (seed %i)', (seed) => {
+    checkModels(seed, 150, { fdHardLimit: 80 });
   });
 });
 

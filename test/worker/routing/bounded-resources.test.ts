@@ -109,9 +109,12 @@ describe('endpoints per Service', () => {
 
 describe('the rendered output', () => {
   it('over values.maxOutputBytes fails the render with a message naming its size', () => {
-    const outcome = renderObjects(withValues(set, { maxOutputBytes: 2000 }), cluster(addresses(50)));
+    // Thirty Ingresses, each within its share of the cap (a sixteenth), together over it.
+    const many = Array.from({ length: 30 }, (_, i) => ingress('shop', `web-${i}`, { rules: [rule(`shop-${i}.example.com`, { path: '/', service: 'web' })] }));
+    const outcome = renderObjects(withValues(set, { maxOutputBytes: 60_000 }), [...cluster(addresses(50)), ...many]);
     expect(outcome.ok).toBe(false);
+    expect(!outcome.ok && outcome.warnings.filter((w) => w.includes('is not served'))).toEqual([]);
     expect(!outcome.ok && outcome.phase).toBe('render');
-    expect(!outcome.ok && outcome.message).toMatch(/^the rendered output is \d+ bytes \(config and auxiliary files\), over the limit of 2000 bytes \(values\.maxOutputBytes\)$/);
+    expect(!outcome.ok && outcome.message).toMatch(/^the rendered output is \d+ bytes \(config and auxiliary files\), over the limit of 60000 bytes \(values\.maxOutputBytes\)$/);
   });
 });

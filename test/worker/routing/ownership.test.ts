@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../../src/worker/protocol.js';
 import { RouteIndex, routeTables, type RouteCandidate } from '../../../src/worker/routing/route-index.js';
@@ -91,6 +92,80 @@ describe('ownership of hosts and paths across namespaces', () => {
   });
 });
 
+describe('ownership of a whole host, and of a wildcard with the hosts under it', () => {
+  it('refuses a newer path under another namespace\'s host, whatever the path', () => {
+    const { model, warnings } = routingModel([
+      ingress('shop', 'front', { rules: [rule('shop.example.com', { path: '/', service: 'web' })] }, OLD),
+      ingress('aaa', 'grab', { rules: [rule('shop.example.com', { path: '/login', pathType: 'Exact', service: 'web' }, { path: '/api', service: 'web' })] }, NEW),
+      ...services('shop', 'aaa'),
+    ]);
+    expect([...routes(model.hostExact), ...routes(model.hostPrefix)]).toEqual(['shop.example.com/ ing_shop_front_web_80']);
+    expect(warnings).toContain('Ingress aaa/grab: route shop.example.com/login is refused: host shop.example.com belongs to namespace shop (Ingress shop/front claimed it first); ignored');
+  });
+
+  it('keeps a wildcard and the hosts one label under it with one namespace, and lets other namespaces have other hosts', () => {
+    const { model, warnings } = routingModel([
+      ingress('wild', 'all', { rules: [rule('*.apps.example.com', { service: 'web' })] }, OLD),
+      ingress('aaa', 'carve', { rules: [rule('a.apps.example.com', { service: 'web' }), rule('x.y.apps.example.com', { service: 'web' })] }, NEW),
+      ingress('bbb', 'own', { rules: [rule('b.example.com', { service: 'web' })] }, OLD),
+      ingress('ccc', 'wide', { rules: [rule('*.example.com', { service: 'web' })] }, NEW),
+      ...services('wild', 'aaa', 'bbb', 'ccc'),
+    ]);
+    expect(routes(model.hostPrefix)).toEqual(['x.y.apps.example.com/ ing_aaa_carve_web_80', 'b.example.com/ ing_bbb_own_web_80']);
+    expect(model.hostRegex.map((entry) => entry.backend)).toEqual(['ing_wild_all_web_80']);
+    expect(warnings).toContain('Ingress aaa/carve: route a.apps.example.com/ is refused: host *.apps.example.com belongs to namespace wild (Ingress wild/all claimed it first); ignored');
+    expect(warnings).toContain('Ingress ccc/wide: route *.example.com/ is refused: host b.example.com belongs to namespace bbb (Ingress bbb/own claimed it first); ignored');
+  });
+
+  it('gives the rules without a host to one namespace', () => {
+    const { model, warnings } = routingModel([
+      ingress('aaa', 'root', { rules: [rule(undefined, { path: '/', service: 'web' })] }, OLD),
+      ingress('zzz', 'login', { rules: [rule(undefined, { path: '/login', service: 'web' })] }, NEW),
+      ...services('aaa', 'zzz'),
+    ]);
+    expect(routes(model.pathPrefix)).toEqual(['/ ing_aaa_root_web_80']);
+    expect(warnings).toContain('Ingress zzz/login: route /login is refused: the rules without a host belongs to namespace aaa (Ingress aaa/root claimed it first); ignored');
+  });
+
+  it('keeps the route index equal to a one-go build, and its host holders, as claims across namespaces come and go', () => {
+    const hosts = ['shop.example.com', 'a.example.com', '*.example.com', '', 'x.shop.example.com', '*.shop.example.com'];
+    const route = fc.record({
+      host: fc.constantFrom(...hosts),
+      path: fc.constantFrom('/', '/a', '/a/b'),
+      exact: fc.boolean(),
+      namespace: fc.constantFrom('ns1', 'ns2', 'ns3'),
+      created: fc.integer({ min: 0, max: 3 }),
+      backend: fc.constantFrom('b1', 'b2'),
+    });
+    const step = fc.oneof(fc.record({ add: route }), fc.record({ remove: fc.nat() }));
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 30 }), (steps) => {
+        const index = new RouteIndex();
+        const live: RouteCandidate[] = [];
+        let tables = index.tables(undefined, () => live, () => undefined);
+        let n = 0;
+        for (const s of steps) {
+          if ('add' in s) {
+            const candidate: RouteCandidate = { ...s.add, owner: `Ingress ${s.add.namespace}/i${n++}` };
+            live.push(candidate);
+            index.add([candidate]);
+          } else if (live.length > 0) {
+            const [gone] = live.splice(s.remove % live.length, 1) as [RouteCandidate];
+            index.remove([gone]);
+          }
+          tables = index.tables(tables, () => live, () => undefined);
+          const fresh = new RouteIndex();
+          fresh.add(live);
+          expect(tables).toEqual(fresh.tables(undefined, () => live, () => undefined));
+          expect(tables).toEqual(routeTables(live, () => undefined));
+          for (const host of hosts) for (const ns of ['ns1', 'ns2', 'ns3']) expect(index.hostHolder(host, ns)).toBe(fresh.hostHolder(host, ns));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe('ownership of TLS hosts', () => {
   const tlsIngress = (ns: string, name: string, metadata: Record<string, unknown>, routed: string[], tlsHosts: string[] | undefined, secret = `${ns}-tls`): KubeObject =>
     ingress(ns, name, { tls: [{ ...(tlsHosts === undefined ? {} : { hosts: tlsHosts }), secretName: secret }], rules: routed.map((h) => rule(h, { service: 'web' })) }, metadata);
@@ -118,6 +193,19 @@ describe('ownership of TLS hosts', () => {
     ]);
     expect(model.certificates.map((c) => [c.name, c.hosts])).toEqual([['shop_shop-tls.pem', ['shop.example.com']]]);
     expect(warnings).toContain('Ingress shop/other: TLS host shop.example.com is already served by Ingress shop/front; ignored');
+  });
+
+  it('refuses a TLS host, or a wildcard over it, to a namespace whose routes on it are refused', () => {
+    const { model, warnings } = routingModel([
+      ingress('shop', 'front', { rules: [rule('shop.example.com', { service: 'web' })] }, OLD),
+      tlsIngress('aaa', 'grab', NEW, ['shop.example.com', '*.example.com'], ['shop.example.com', '*.example.com']),
+      tlsSecret('aaa', 'aaa-tls'),
+      ...services('shop', 'aaa'),
+    ]);
+    expect(model.certificates).toEqual([]);
+    expect(model.tlsHosts).toEqual([]);
+    expect(warnings).toContain('Ingress aaa/grab: TLS host shop.example.com belongs to namespace shop; ignored');
+    expect(warnings).toContain('Ingress aaa/grab: TLS host *.example.com belongs to namespace shop; ignored');
   });
 
   it('counts every listed host under tlsHostOwnership: oldest', () => {

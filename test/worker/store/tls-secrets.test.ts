@@ -6,7 +6,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject, TemplateSetSource } from '../../../src/worker/protocol.js';
 import { defaultTemplateSet, endpointSlice, exampleTlsData, ingress, renderObjects, rule, service, tlsSecret } from '../../helpers/cluster.js';
-import { ED25519_CERT, ED25519_KEY, RSA_1024_CERT, RSA_1024_KEY, SHA1_SIGNED_CERT, SHA1_SIGNED_KEY } from './tls-fixtures.js';
+import { ED25519_CERT, ED25519_KEY, RSA_1024_CERT, RSA_1024_KEY, RSA_6144_CERT, RSA_6144_KEY, SHA1_SIGNED_CERT, SHA1_SIGNED_KEY } from './tls-fixtures.js';
 
 let set: TemplateSetSource;
 beforeAll(async () => {
@@ -72,6 +72,13 @@ describe('TLS Secrets that HAProxy could not load drop TLS for their hosts only'
   it('a 1,024-bit RSA key and a SHA-1 signed certificate, which OpenSSL refuses at its default level, are refused', () => {
     expectTlsDroppedForEvilOnly(cluster({ 'tls.crt': b64(RSA_1024_CERT), 'tls.key': b64(RSA_1024_KEY) }), /has a 1024-bit RSA key, which HAProxy's OpenSSL refuses$/);
     expectTlsDroppedForEvilOnly(cluster({ 'tls.crt': b64(SHA1_SIGNED_CERT), 'tls.key': b64(SHA1_SIGNED_KEY) }), /is signed with SHA-1, which HAProxy's OpenSSL refuses$/);
+  });
+
+  it("a leaf RSA key over 4,096 bits, which would make every handshake to the host cost HAProxy's shared CPU dearly, is refused", () => {
+    expectTlsDroppedForEvilOnly(
+      cluster({ 'tls.crt': b64(RSA_6144_CERT), 'tls.key': b64(RSA_6144_KEY) }),
+      /^the certificate in tls\.crt has a 6144-bit RSA key, over the limit of 4096 bits \(HAProxy signs every TLS handshake with it\)$/,
+    );
   });
 });
 

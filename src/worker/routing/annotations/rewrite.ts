@@ -6,7 +6,7 @@
 import { isIP } from 'node:net';
 import type { HeaderSetting, PathRewrite } from '../model.js';
 import { parseRegex, wordProblem } from './pcre.js';
-import { bad, isHeaderName, logFormatLiteral, ok, quotedTextProblem, valueLines, type Parsed } from './values.js';
+import { bad, isConditionWord, isHeaderName, logFormatLiteral, ok, quotedTextProblem, valueLines, type Parsed } from './values.js';
 
 const MAX_RULES = 16;
 const MAX_HEADERS = 32;
@@ -56,6 +56,7 @@ export function parseHostPort(raw: string): Parsed<string> {
   const bare = host.startsWith('[') ? host.slice(1, -1) : host;
   const validHost = host.startsWith('[') ? isIP(bare) === 6 : isIP(bare) === 4 || /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/.test(bare);
   if (!validHost) return bad(`has the host ${JSON.stringify(host)}, which is not a DNS name or IP address`);
+  if (isConditionWord(host)) return bad(`has the host ${JSON.stringify(host)}, a word that opens a condition on a rule line`);
   return ok(port === undefined ? host : `${host}:${port}`);
 }
 

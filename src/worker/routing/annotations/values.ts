@@ -87,11 +87,22 @@ export function isDnsSubdomain(value: string): boolean {
   return DNS_SUBDOMAIN.test(value);
 }
 
-/** An HTTP header (or cookie) name: an RFC 7230 token without the characters HAProxy's line parser treats specially. */
+/** An HTTP header (or cookie) name: an RFC 7230 token without the characters HAProxy's line parser treats specially, nor a condition word. */
 const HEADER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
+/**
+ * Words that open a rule's condition. HAProxy reads them by position, but the config check finds
+ * a condition at the first such word of a rule line, quoted or not, and would fail the whole
+ * render over one header named `if`; so no value may be one of them on its own.
+ */
+const CONDITION_WORDS = new Set(['if', 'unless']);
+
+export function isConditionWord(value: string): boolean {
+  return CONDITION_WORDS.has(value);
+}
+
 export function isHeaderName(value: string): boolean {
-  return HEADER_NAME.test(value);
+  return HEADER_NAME.test(value) && !isConditionWord(value);
 }
 
 /**
@@ -105,6 +116,7 @@ export function quotedTextProblem(text: string, max: number): string | null {
   if (NON_ASCII.test(text)) return 'contains a character outside printable ASCII';
   const refused = /["\\$]/.exec(text);
   if (refused !== null) return `contains ${JSON.stringify(refused[0])}, which is not allowed (it would change the config line)`;
+  if (isConditionWord(text)) return `is ${JSON.stringify(text)}, a word that opens a condition on a rule line`;
   return null;
 }
 
