@@ -13,6 +13,7 @@ export const TRIGGER_REASONS = [
   'http_resource_accepted',
   'drift_prevention',
   'became_leader',
+  'render_retry',
   'other',
 ] as const;
 export type TriggerReasonLabel = (typeof TRIGGER_REASONS)[number];

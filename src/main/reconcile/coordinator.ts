@@ -3,11 +3,14 @@
 // leadership term and settles it on the render gate's verdicts.
 // Subscribes (in start, leader-only): reconciliation.triggered, rendergate.completed
 // Publishes: reconciliation.started -> template.rendered | reconciliation.failed
-//            -> reconciliation.completed, all in the trigger's correlation
+//            -> reconciliation.completed, all in the trigger's correlation;
+//            reconciliation.triggered {reason: 'render_retry'} after a render failed through a
+//            worker fault (crash, hang, out of memory), with capped exponential backoff, so the
+//            newest store version is rendered even when no further change comes.
 import type { Logger } from 'pino';
 import type { RenderBaseline } from '../../worker/protocol.js';
 import { deferred } from '../core/async.js';
-import { systemClock, type Clock } from '../core/clock.js';
+import { systemClock, type Clock, type TimerHandle } from '../core/clock.js';
 import { PipelineError } from '../core/errors.js';
 import type { EventBus } from '../bus/event-bus.js';
 import { newEvent, type ControllerEvent, type EventOf } from '../events/events.js';
@@ -28,7 +31,14 @@ export interface CoordinatorOptions {
    * @default 1000
    */
   readonly mailboxSize?: number;
+  /** First retry after a render failed through a worker fault; doubles per failure. @default 1000 */
+  readonly retryBaseMs?: number;
+  /** @default 30000 */
+  readonly retryMaxMs?: number;
 }
+
+/** The trigger reason of a retry after a worker fault. */
+export const RENDER_RETRY = 'render_retry';
 
 export interface CoordinatorStats {
   readonly renders: number;
@@ -51,6 +61,10 @@ export class Coordinator {
   readonly #logger: Logger;
   readonly #clock: Clock;
   readonly #mailboxSize: number;
+  readonly #retryBaseMs: number;
+  readonly #retryMaxMs: number;
+  #retryDelayMs: number;
+  #retryTimer: TimerHandle | undefined;
   #ready = deferred<void>();
   /** Counts `start` calls; a term that ends late must not reset a newer term's readiness. */
   #term = 0;
@@ -70,6 +84,9 @@ export class Coordinator {
     this.#logger = (options.logger ?? defaultLogger()).child({ component: 'coordinator' });
     this.#clock = options.clock ?? systemClock;
     this.#mailboxSize = options.mailboxSize ?? 1000;
+    this.#retryBaseMs = options.retryBaseMs ?? 1000;
+    this.#retryMaxMs = options.retryMaxMs ?? 30_000;
+    this.#retryDelayMs = this.#retryBaseMs;
   }
 
   get stats(): CoordinatorStats {
@@ -99,6 +116,7 @@ export class Coordinator {
     const term = ++this.#term;
     this.#confirmed = undefined;
     this.#pending = undefined;
+    this.#retryDelayMs = this.#retryBaseMs;
     const mailbox = this.#bus.subscribe('coordinator', {
       types: ['reconciliation.triggered', 'rendergate.completed'],
       leaderOnly: true,
@@ -123,6 +141,7 @@ export class Coordinator {
         }
       }
     } finally {
+      this.#cancelRetry();
       mailbox.close();
       if (term === this.#term) this.#ready = deferred<void>();
     }
@@ -130,6 +149,8 @@ export class Coordinator {
 
   async #reconcile(trigger: EventOf<'reconciliation.triggered'>, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
+    // This render covers whatever a scheduled retry would have rendered.
+    this.#cancelRetry();
     const started = this.#clock.monotonic();
     this.#bus.publish(newEvent('reconciliation.started', { trigger: trigger.reason }, trigger, this.#clock));
     let result: PipelineResult | undefined;
@@ -148,6 +169,7 @@ export class Coordinator {
     const durationMs = this.#clock.monotonic() - started;
     if (result !== undefined && failure === undefined) {
       this.#renders++;
+      this.#retryDelayMs = this.#retryBaseMs;
       this.#pending = {
         renderId: result.renderId,
         baseline: { haproxyConfig: result.haproxyConfig, auxiliaryFiles: result.auxiliaryFiles },
@@ -178,6 +200,9 @@ export class Coordinator {
       this.#failures++;
       const error = failure as PipelineError;
       this.#logger.error({ phase: error.phase, subPhase: error.subPhase, trigger: trigger.reason }, error.message);
+      // The same inputs fail the same way (a template or validation error) until something
+      // changes; a worker fault may pass on another try.
+      if (!error.terminal) this.#scheduleRetry(trigger, signal);
       this.#bus.publish(
         newEvent(
           'reconciliation.failed',
@@ -200,6 +225,23 @@ export class Coordinator {
         this.#clock,
       ),
     );
+  }
+
+  #scheduleRetry(failed: EventOf<'reconciliation.triggered'>, signal: AbortSignal): void {
+    const delayMs = this.#retryDelayMs;
+    this.#retryDelayMs = Math.min(this.#retryMaxMs, delayMs * 2);
+    this.#logger.info({ delayMs }, 'render failed through a worker fault; retrying');
+    this.#retryTimer = this.#clock.setTimeout(() => {
+      this.#retryTimer = undefined;
+      if (signal.aborted) return;
+      this.#bus.publish(newEvent('reconciliation.triggered', { reason: RENDER_RETRY, coalescible: true }, failed, this.#clock));
+    }, delayMs);
+  }
+
+  #cancelRetry(): void {
+    if (this.#retryTimer === undefined) return;
+    this.#clock.clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
   }
 
   #settleBaseline(verdict: EventOf<'rendergate.completed'>): void {
