@@ -220,7 +220,11 @@ export class MemorySampler {
     this.#windowRss = 0;
     this.#windowWorkerHeap = null;
     const last = this.points.at(-1);
-    if (final && last !== undefined && point.tMs - last.tMs < this.windowMs / 2 && last.tMs !== this.#floodEndMs) {
+    if (last !== undefined && point.tMs <= last.tMs) {
+      // Closed within the same millisecond as the previous point (stop right after the flood's
+      // end): one point per instant, so the series stays strictly increasing in time.
+      this.points[this.points.length - 1] = { ...last, rssMb: Math.max(last.rssMb, point.rssMb) };
+    } else if (final && last !== undefined && point.tMs - last.tMs < this.windowMs / 2 && last.tMs !== this.#floodEndMs) {
       this.points[this.points.length - 1] = {
         tMs: point.tMs,
         rssMb: Math.max(last.rssMb, point.rssMb),
