@@ -295,7 +295,7 @@ describe.skipIf(SKIP_HAPROXY)('hostile tenants against a real HAProxy', () => {
         routeTo('stats', 'stats.example.com', 'web'),
         ...backed('stats', 'web', statsPort),
       ],
-      { stats: `127.0.0.1:${statsPort}` },
+      { stats: `127.0.0.1:${statsPort}`, externalNameServices: true },
     );
     expect(result.rejections.map((r) => `${r.kind} ${r.namespace} ${r.scope}`).sort()).toEqual([
       'EndpointSlice stats endpoint',

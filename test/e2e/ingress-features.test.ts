@@ -1,14 +1,17 @@
 // One end-to-end scenario per Ingress feature of the default template set, against a real
 // HAProxy on loopback: objects are rendered into a directory as `render` writes it, HAProxy is
 // started on it, and real HTTP/HTTPS requests go to echo backends (127.0.0.x) that report who
-// they are and the headers they got. With CI=true these tests always run; elsewhere they are
-// skipped, with a notice, when HAProxy cannot be run.
+// they are and the headers they got; and the loop guard, which stops a request that comes back to
+// the same HAProxy. With CI=true these tests always run; elsewhere they are skipped, with a
+// notice, when HAProxy cannot be run.
 import { X509Certificate } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CERTIFICATE_FILE, DEFAULT_CERTIFICATE_SUBJECT, generateSelfSigned } from '../../src/main/output/default-certificate.js';
+import { INSTANCE_TOKEN_FILE } from '../../src/main/output/instance-token.js';
 import type { KubeObject } from '../../src/worker/protocol.js';
 import { endpointSlice, exampleTlsData, ingress, rule, service, tlsSecret } from '../helpers/cluster.js';
 import { EchoFleet, type EchoServer } from '../helpers/e2e-echo.js';
@@ -223,12 +226,21 @@ describe.skipIf(SKIP_HAPROXY)('Ingress features on a real HAProxy', () => {
     });
   });
 
-  it('routes to an ExternalName Service that points at localhost', async () => {
+  it('routes an ExternalName Service that points at localhost only when externalNameServices is on', async () => {
     const external = await echoes.start('external', '127.0.0.1');
-    const rendered = await renderToDir(out(), [
+    const objects: KubeObject[] = [
       ingress('shop', 'front', { rules: [rule('shop.example.com', { service: 'outside', port: external.port })] }),
       { apiVersion: 'v1', kind: 'Service', metadata: { name: 'outside', namespace: 'shop' }, spec: { type: 'ExternalName', externalName: 'localhost' } },
-    ]);
+    ];
+    const off = await renderToDir(out(), objects);
+    expect(off.result.warnings).toContain(
+      'Ingress shop/front: service shop/outside is an ExternalName Service, which is not routed unless values.externalNameServices is true (--set externalNameServices=true); its backend has no servers',
+    );
+    expect(off.result.haproxyConfig).not.toContain('localhost:');
+    await withHaproxy(off, async () => {
+      expect((await send({ port: off.ports.http, host: 'shop.example.com', path: '/hello' })).status).toBe(503);
+    });
+    const rendered = await renderToDir(out(), objects, { externalNameServices: true });
     expect(rendered.result.haproxyConfig).toContain(`server srv1 localhost:${external.port} resolvers dns init-addr last,libc,none`);
     await withHaproxy(rendered, async () => {
       const reply = await send({ port: rendered.ports.http, host: 'shop.example.com', path: '/hello' });
@@ -237,3 +249,98 @@ describe.skipIf(SKIP_HAPROXY)('Ingress features on a real HAProxy', () => {
     });
   });
 });
+
+describe.skipIf(SKIP_HAPROXY)('the loop guard on a real HAProxy', () => {
+  it("refuses with 508 a request that carries this instance's token, in both frontends, and passes the others on with the token added", async () => {
+    const web = await echoes.start('web', '127.0.0.2');
+    const rendered = await renderToDir(out(), [ingress('shop', 'front', { rules: [rule('shop.example.com', { service: 'web' })] }), ...backedBy('shop', 'web', web)]);
+    const token = (await readFile(join(rendered.root, INSTANCE_TOKEN_FILE), 'utf8')).trim();
+    expect(token).toMatch(/^[0-9a-f]{32}$/);
+    await withHaproxy(rendered, async () => {
+      const { http, https } = rendered.ports;
+      const passed = await send({ port: http, host: 'shop.example.com', headers: { 'x-haptic-loop': 'another-instance' } });
+      expect(passed.status).toBe(200);
+      expect(passed.echo?.name).toBe('web');
+      expect(passed.echo?.headers['x-haptic-loop']).toBe(`another-instance, ${token}`);
+      const secure = await send({ port: https, tls: true, host: 'shop.example.com' });
+      expect(secure.echo?.name).toBe('web');
+      expect(secure.echo?.headers['x-haptic-loop']).toBe(token);
+      for (const [port, tls] of [[http, false], [https, true]] as const) {
+        const looped = await send({ port, tls, host: 'shop.example.com', headers: { 'x-haptic-loop': `another-instance, ${token}` } });
+        expect(looped.status).toBe(508);
+        expect(looped.echo).toBeUndefined();
+        expect(looped.headers['content-type']).toBe('text/plain');
+        expect(looped.body).toBe('loop detected');
+      }
+    });
+  });
+
+  it('stops at its second pass a request that an ExternalName Service sends back to the ingress', async () => {
+    // HAProxy's own ports are refused as external targets, so the loop goes through a TCP relay
+    // to the http port, as it would through a load balancer in front of the ingress.
+    const relay = await startRelay();
+    try {
+      const rendered = await renderToDir(
+        out(),
+        [
+          ingress('loop', 'front', { rules: [rule('loop.example.com', { service: 'self', port: relay.port })] }, { annotations: { 'haproxy.org/check': 'false' } }),
+          { apiVersion: 'v1', kind: 'Service', metadata: { name: 'self', namespace: 'loop' }, spec: { type: 'ExternalName', externalName: 'localhost' } },
+        ],
+        { externalNameServices: true },
+      );
+      relay.target = rendered.ports.http;
+      await withHaproxy(rendered, async () => {
+        const reply = await send({ port: rendered.ports.http, host: 'loop.example.com', path: '/again' });
+        expect(reply.status).toBe(508);
+        expect(reply.body).toBe('loop detected');
+        // One pass out through the relay, refused when it came back in.
+        expect(relay.requests).toBe(1);
+      });
+    } finally {
+      await relay.close();
+    }
+  });
+});
+
+interface Relay {
+  readonly port: number;
+  /** Where connections are forwarded (127.0.0.1). */
+  target: number;
+  /** Connections that carried data. */
+  readonly requests: number;
+  close(): Promise<void>;
+}
+
+/** A TCP relay on 127.0.0.1 that pipes each connection to `target`. */
+async function startRelay(): Promise<Relay> {
+  const sockets = new Set<Socket>();
+  let requests = 0;
+  const relay = {
+    port: 0,
+    target: 1,
+    get requests(): number {
+      return requests;
+    },
+    close: (): Promise<void> =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      }),
+  };
+  const track = (socket: Socket): Socket => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+    return socket;
+  };
+  const server = createServer((client) => {
+    track(client).once('data', () => requests++);
+    const upstream = track(connect(relay.target, '127.0.0.1'));
+    client.pipe(upstream).pipe(client);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  relay.port = (server.address() as AddressInfo).port;
+  return relay;
+}

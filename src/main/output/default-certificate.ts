@@ -5,9 +5,10 @@
 // written atomically, never through a symlink), and reused until it is unreadable or near expiry.
 // It reaches templates as the `selfSignedCertificate` value (the PEM text; see templates/default.yaml).
 import { X509Certificate, createPrivateKey, randomBytes, webcrypto } from 'node:crypto';
-import { lstat, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { systemClock, type Clock } from '../core/clock.js';
+import { readKeptFile, writeKeptFile } from './kept-file.js';
 
 export const DEFAULT_CERTIFICATE_FILE = '.haptic-default-certificate.pem';
 /** The subject of a generated certificate. */
@@ -30,10 +31,10 @@ export async function defaultCertificateFor(outDir: string, options: DefaultCert
   const now = (options.clock ?? systemClock).now();
   const file = join(outDir, DEFAULT_CERTIFICATE_FILE);
   await mkdir(outDir, { recursive: true, mode: 0o755 });
-  const kept = await readKept(file);
+  const kept = await readKeptFile(file, MAX_FILE_BYTES);
   if (kept !== undefined && usable(kept, now)) return kept;
   const pem = await generateSelfSigned(now);
-  await writeAtomically(outDir, file, pem);
+  await writeKeptFile(file, pem);
   return pem;
 }
 
@@ -58,17 +59,6 @@ export async function generateSelfSigned(now: number, subject: string = DEFAULT_
   return `${certificate.toString('pem').trim()}\n${key.trim()}\n`;
 }
 
-/** The kept file's text, or undefined when it is missing, not a regular file, or too large. */
-async function readKept(file: string): Promise<string | undefined> {
-  try {
-    const stats = await lstat(file);
-    if (!stats.isFile() || stats.size > MAX_FILE_BYTES) return undefined;
-    return await readFile(file, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
 /** Whether the PEM holds a certificate valid for 30 more days and the key that matches it. */
 function usable(pem: string, now: number): boolean {
   try {
@@ -77,23 +67,5 @@ function usable(pem: string, now: number): boolean {
     return certificate.checkPrivateKey(key) && Date.parse(certificate.validFrom) <= now && Date.parse(certificate.validTo) - RENEW_BEFORE_MS > now;
   } catch {
     return false;
-  }
-}
-
-/** Temp file (exclusive create, 0600: never through a symlink) renamed over `file`. */
-async function writeAtomically(dir: string, file: string, text: string): Promise<void> {
-  const temp = join(dir, `${DEFAULT_CERTIFICATE_FILE}.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temp, 'wx', 0o600);
-  try {
-    await handle.writeFile(text);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(temp, file);
-  } catch (error) {
-    await unlink(temp).catch(() => undefined);
-    throw error;
   }
 }

@@ -208,6 +208,7 @@ export class RoutingModelBuilder {
       tlsHosts: previous !== undefined && sameArray(tls.hosts, previous.tlsHosts) ? previous.tlsHosts : tls.hosts,
       defaultBackend,
       resolvers: sameBackends ? previous.resolvers : backends.some((b) => b.dns),
+      loopGuardToken: this.#options.loopGuardToken,
       serverSlotsFile: sameBackends ? previous.serverSlotsFile : this.#slotFile(backends),
     };
     this.#last = model;

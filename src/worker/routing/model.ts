@@ -227,6 +227,8 @@ export interface RoutingModel extends RouteTables {
   readonly defaultBackend: string | undefined;
   /** Some backend resolves DNS names: the config needs its `dns` resolvers section. */
   readonly resolvers: boolean;
+  /** `values.loopGuardToken`, checked: the frontends refuse a request carrying it and add it to the ones they forward; '' for no guard. */
+  readonly loopGuardToken: string;
   /** The slot assignment, written as an auxiliary file and read back as the next baseline. */
   readonly serverSlotsFile: string;
 }
@@ -257,6 +259,13 @@ export interface ModelOptions {
   readonly httpsPort: number;
   /** Loopback endpoints (and ExternalName `localhost`) are accepted; for test rigs. @default false */
   readonly allowLoopbackEndpoints: boolean;
+  /**
+   * ExternalName Services are routed. Off, their backends have no servers (with a warning): the
+   * name is resolved by HAProxy at run time, past the address policy. @default false
+   */
+  readonly externalNameServices: boolean;
+  /** Letters, digits, `-` and `_` (at most LOOP_GUARD_TOKEN_MAX); '' turns the loop guard off. @default '' */
+  readonly loopGuardToken: string;
   /** `values.maxOutputBytes`, of which one Ingress may take a share (INGRESS_OUTPUT_SHARE). Unset: the default 32 MiB. */
   readonly maxOutputBytes?: number | undefined;
   /**
@@ -274,6 +283,9 @@ export interface ModelOptions {
   };
 }
 
+export const LOOP_GUARD_TOKEN_MAX = 64;
+const LOOP_GUARD_TOKEN = new RegExp(`^[A-Za-z0-9_-]{1,${LOOP_GUARD_TOKEN_MAX}}$`);
+
 /** The model options of a template set's values; a policy value that is not one of its choices is a TypeError. */
 export function modelOptions(values: Readonly<Record<string, unknown>>): ModelOptions {
   const slots = Number(values.serverSlots ?? 10);
@@ -290,11 +302,27 @@ export function modelOptions(values: Readonly<Record<string, unknown>>): ModelOp
     defaultCertificate: stringValue(values.defaultCertificate),
     selfSignedCertificate: stringValue(values.selfSignedCertificate),
     httpsPort: Number.isInteger(httpsPort) && httpsPort > 0 && httpsPort < 65536 ? httpsPort : 443,
-    allowLoopbackEndpoints: values.allowLoopbackEndpoints === true || values.allowLoopbackEndpoints === 'true',
+    allowLoopbackEndpoints: flag(values.allowLoopbackEndpoints),
+    externalNameServices: flag(values.externalNameServices),
+    loopGuardToken: loopGuardToken(values.loopGuardToken),
     maxOutputBytes: Number.isInteger(maxOutput) && maxOutput > 0 ? maxOutput : undefined,
     maxServerSlotsTotal: Number.isInteger(fdHardLimit) && fdHardLimit > 0 ? Math.floor(fdHardLimit / 2) : undefined,
     stores: { ingresses: 'ingresses', services: 'services', endpointSlices: 'endpointslices', secrets: 'secrets', ingressClasses: 'ingressclasses' },
   };
+}
+
+/** A boolean value; `--set` types `true`, a values file may hold the string. */
+function flag(value: unknown): boolean {
+  return value === true || value === 'true';
+}
+
+/** The token is written bare into rule lines, so it is held to one safe word. */
+function loopGuardToken(value: unknown): string {
+  if (value === undefined || value === null || value === '') return '';
+  // `--set loopGuardToken=123` arrives as a number.
+  const text = typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? String(value) : value;
+  if (typeof text === 'string' && LOOP_GUARD_TOKEN.test(text)) return text;
+  throw new TypeError(`values.loopGuardToken must be at most ${LOOP_GUARD_TOKEN_MAX} letters, digits, '-' or '_', got ${JSON.stringify(value)}`);
 }
 
 function stringValue(value: unknown): string {

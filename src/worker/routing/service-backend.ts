@@ -1,9 +1,11 @@
 // The servers behind one Ingress backend reference. A Service with endpoints resolves through its
-// EndpointSlices (endpoints.ts); an ExternalName Service becomes one server at its DNS name,
-// resolved by HAProxy at run time, on the port the Ingress names. The Service check judged the
-// name against the ports the Service lists; the port used is only known here, so HAProxy's own
-// host on one of HAProxy's own ports is refused here too. A Service that cannot be routed
-// (missing, no such port, no ready endpoints, an unsupported type or external name) is a warning
+// EndpointSlices (endpoints.ts); an ExternalName Service, when `externalNameServices` is on,
+// becomes one server at its DNS name, resolved by HAProxy at run time, on the port the Ingress
+// names. It is off by default because no check here can see what a name resolves to
+// (`127.0.0.1.nip.io`, the ingress's own public host). The Service check judged the name against
+// the ports the Service lists; the port used is only known here, so HAProxy's own host on one of
+// HAProxy's own ports is refused here too. A Service that cannot be routed (missing, no such port,
+// no ready endpoints, an unsupported type or external name, ExternalName while off) is a warning
 // and an empty backend.
 import { isIP } from 'node:net';
 import type { KubeObject } from '../protocol.js';
@@ -32,6 +34,10 @@ export function serviceServers(reads: RecordedReads, options: ModelOptions, ns: 
   const spec = (service?.spec ?? {}) as { type?: unknown; externalName?: unknown; ports?: { name?: string; port: number }[] };
   const where = `${owner}: service ${ns}/${ref.service.name}`;
   if (service !== undefined && spec.type === 'ExternalName') {
+    if (!options.externalNameServices) {
+      reads.warn(`${where} is an ExternalName Service, which is not routed unless values.externalNameServices is true (--set externalNameServices=true); its backend has no servers`);
+      return { service, addresses: [], dns: false };
+    }
     const address = externalAddress(spec, ref, options, where, reads);
     return { service, addresses: address === undefined ? [] : [address], dns: true };
   }

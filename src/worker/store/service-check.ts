@@ -5,7 +5,8 @@
 // hands it to getaddrinfo past that policy, and the config check refuses some of those forms for
 // the whole render. The loopback names of /etc/hosts count as loopback, and the well-known cloud
 // metadata names are always refused; any other name that merely resolves to a refused address is
-// beyond a static check.
+// beyond a static check, which is why routing leaves ExternalName Services out unless
+// values.externalNameServices is on (service-backend.ts).
 import { isIP } from 'node:net';
 import type { KubeObject } from '../protocol.js';
 import { addressProblem } from './address-policy.js';

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CERTIFICATE_FILE, defaultCertificateFor, generateSelfSigned } from '../../../src/main/output/default-certificate.js';
+import { INSTANCE_TOKEN_FILE, instanceTokenFor } from '../../../src/main/output/instance-token.js';
 import { loadOutputTemplateSet } from '../../../src/main/template-set/output-template-set.js';
 
 let root: string;
@@ -65,6 +66,38 @@ describe('the default certificate of an output directory', () => {
     const set = await loadOutputTemplateSet(out, undefined, { set: ['httpPort=8080'] });
     expect(set.values).toMatchObject({ httpPort: 8080, mapsDir: join(out, 'maps'), certsDir: join(out, 'certs') });
     expect(set.values.selfSignedCertificate).toBe(await readFile(join(out, DEFAULT_CERTIFICATE_FILE), 'utf8'));
+  });
+});
+
+describe('the loop-guard token of an output directory', () => {
+  it('is 128 random bits in hex, made once, kept 0600, and reused on the next start', async () => {
+    const out = dir();
+    const token = await instanceTokenFor(out);
+    expect(token).toMatch(/^[0-9a-f]{32}$/);
+    expect((await lstat(join(out, INSTANCE_TOKEN_FILE))).mode & 0o777).toBe(0o600);
+    expect(await instanceTokenFor(out)).toBe(token);
+    expect(await instanceTokenFor(dir())).not.toBe(token);
+  });
+
+  it('is replaced when the kept file is not a token, and never read or written through a symlink', async () => {
+    const out = dir();
+    await instanceTokenFor(out);
+    await writeFile(join(out, INSTANCE_TOKEN_FILE), 'x }; http-request allow\n');
+    expect(await instanceTokenFor(out)).toMatch(/^[0-9a-f]{32}$/);
+    const target = join(root, `elsewhere-${n}.token`);
+    await writeFile(target, `${'a'.repeat(32)}\n`);
+    await rm(join(out, INSTANCE_TOKEN_FILE));
+    await symlink(target, join(out, INSTANCE_TOKEN_FILE));
+    expect(await instanceTokenFor(out)).not.toBe('a'.repeat(32));
+    expect(await readFile(target, 'utf8')).toBe(`${'a'.repeat(32)}\n`);
+    expect((await lstat(join(out, INSTANCE_TOKEN_FILE))).isFile()).toBe(true);
+  });
+
+  it('reaches the template set as loopGuardToken, which --set can pin or empty', async () => {
+    const out = dir();
+    const set = await loadOutputTemplateSet(out);
+    expect(set.values.loopGuardToken).toBe((await readFile(join(out, INSTANCE_TOKEN_FILE), 'utf8')).trim());
+    expect((await loadOutputTemplateSet(out, undefined, { set: ['loopGuardToken='] })).values.loopGuardToken).toBe('');
   });
 });
 

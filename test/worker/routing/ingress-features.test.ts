@@ -73,8 +73,24 @@ describe('Services that cannot be routed, and ExternalName Services', () => {
   const external = (spec: Record<string, unknown>): KubeObject => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'ext', namespace: 'ns' }, spec: { type: 'ExternalName', ...spec } });
   const via = (port: number | string = 8443): KubeObject => ingress('ns', 'app', { rules: [rule('app.example.com', { service: 'ext', port })] });
 
-  it('routes an ExternalName Service to its DNS name on the Ingress port, marked for DNS resolution', () => {
+  const ON = { externalNameServices: true };
+
+  it('does not route an ExternalName Service unless externalNameServices is on, and says how to turn it on', async () => {
     const { model: m, warnings } = model([via(), external({ externalName: 'api.partner.example' })]);
+    expect(m.backends[0]?.servers.every((s) => !s.enabled)).toBe(true);
+    expect(m.backends[0]?.dns).toBe(false);
+    expect(m.resolvers).toBe(false);
+    expect(warnings).toEqual([
+      'Ingress ns/app: service ns/ext is an ExternalName Service, which is not routed unless values.externalNameServices is true (--set externalNameServices=true); its backend has no servers',
+    ]);
+    const out = renderOk(await defaultTemplateSet(), [via(), external({ externalName: 'api.partner.example' })]);
+    expect(out.haproxyConfig).not.toContain('api.partner.example');
+    expect(out.haproxyConfig).not.toContain('resolvers dns');
+    expect(out.haproxyConfig).toContain('  server srv1 127.0.0.1:1 disabled\n');
+  });
+
+  it('routes an ExternalName Service to its DNS name on the Ingress port, marked for DNS resolution', () => {
+    const { model: m, warnings } = model([via(), external({ externalName: 'api.partner.example' })], ON);
     const backend = m.backends[0];
     expect(backend?.dns).toBe(true);
     expect(backend?.servers[0]).toEqual({ name: 'srv1', address: 'api.partner.example:8443', enabled: true });
@@ -83,7 +99,7 @@ describe('Services that cannot be routed, and ExternalName Services', () => {
   });
 
   it('resolves a named port of an ExternalName Service through its ports', () => {
-    const { model: m } = model([via('https'), external({ externalName: 'api.partner.example', ports: [{ name: 'https', port: 443 }] })]);
+    const { model: m } = model([via('https'), external({ externalName: 'api.partner.example', ports: [{ name: 'https', port: 443 }] })], ON);
     expect(m.backends[0]?.servers[0]?.address).toBe('api.partner.example:443');
   });
 
@@ -91,16 +107,16 @@ describe('Services that cannot be routed, and ExternalName Services', () => {
   const served = (m: RoutingModel): boolean => m.backends.some((b) => b.servers.some((s) => s.enabled));
 
   it('refuses a loopback external name unless allowLoopbackEndpoints, and a link-local one always', async () => {
-    const loopback = model([via(), external({ externalName: 'localhost' })]);
+    const loopback = model([via(), external({ externalName: 'localhost' })], ON);
     expect(served(loopback.model)).toBe(false);
     expect(loopback.warnings.some((w) => w.includes('"localhost"') && w.includes('loopback'))).toBe(true);
-    const allowed = renderOk(withValues(await defaultTemplateSet(), { allowLoopbackEndpoints: true }), [via(), external({ externalName: 'localhost' })]);
+    const allowed = renderOk(withValues(await defaultTemplateSet(), { allowLoopbackEndpoints: true, ...ON }), [via(), external({ externalName: 'localhost' })]);
     expect(allowed.haproxyConfig).toContain('  server srv1 localhost:8443 resolvers dns init-addr last,libc,none\n');
     expect(allowed.haproxyConfig).toContain('\nresolvers dns\n  parse-resolv-conf\n');
-    const metadata = model([via(), external({ externalName: '169.254.169.254' })], { allowLoopbackEndpoints: true });
+    const metadata = model([via(), external({ externalName: '169.254.169.254' })], { allowLoopbackEndpoints: true, ...ON });
     expect(served(metadata.model)).toBe(false);
     expect(metadata.warnings.some((w) => w.includes('169.254.169.254'))).toBe(true);
-    expect(served(model([via(), external({ externalName: 'bad name' })]).model)).toBe(false);
+    expect(served(model([via(), external({ externalName: 'bad name' })], ON).model)).toBe(false);
   });
 
   it('warns about a Service of an unsupported type and one without ready endpoints', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../../src/worker/protocol.js';
-import { defaultTemplateSet, endpointSlice, ingress, renderOk, rule, service, tlsSecret, withValues } from '../../helpers/cluster.js';
+import { defaultTemplateSet, endpointSlice, ingress, renderObjects, renderOk, rule, service, tlsSecret, withValues } from '../../helpers/cluster.js';
 
 /** One Ingress routing shop.example.com (with TLS) and plain.example.com to Service web. */
 function shop(): KubeObject[] {
@@ -46,6 +46,26 @@ describe('the default template set', () => {
     expect(section(config, 'frontend http')).toContain('\n  http-request set-header X-Forwarded-Proto http\n');
     expect(section(config, 'frontend https')).toContain('alpn h2,http/1.1');
     expect(section(config, 'frontend https')).toContain('\n  http-request set-header X-Forwarded-Proto https\n');
+  });
+
+  it('refuses with 508 a request that carries this instance\'s loop token, before any routing, and marks the others, in both frontends', async () => {
+    const config = renderOk(withValues(await defaultTemplateSet(), { loopGuardToken: 'a1-b2_c3' }), shop()).haproxyConfig;
+    for (const [frontend, proto] of [['frontend http', 'http'], ['frontend https', 'https']] as const) {
+      expect(section(config, frontend)).toContain(
+        '\n  http-request deny status 508 content-type text/plain string "loop detected" if { req.hdr(x-haptic-loop) -m str a1-b2_c3 }' +
+          '\n  http-request add-header x-haptic-loop a1-b2_c3' +
+          `\n  http-request set-header X-Forwarded-Proto ${proto}\n`,
+      );
+    }
+    expect(section(config, 'frontend status')).not.toContain('x-haptic-loop');
+  });
+
+  it('renders no loop guard without a token, and refuses a token that is not one safe word', async () => {
+    const set = await defaultTemplateSet();
+    expect(renderOk(set, shop()).haproxyConfig).not.toContain('x-haptic-loop');
+    const bad = renderObjects(withValues(set, { loopGuardToken: 'x }; http-request allow' }), shop());
+    expect(bad.ok).toBe(false);
+    expect(bad.ok ? '' : bad.message).toContain('values.loopGuardToken must be at most 64 letters, digits');
   });
 
   it('serves /stats only when values.stats names an address', async () => {
