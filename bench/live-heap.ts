@@ -7,7 +7,7 @@
 import { silentLogger } from '../src/main/core/logger.js';
 import { Engine } from '../src/main/engine.js';
 import { ChangeBatcher } from '../src/main/sources/change-batcher.js';
-import { SyntheticCluster } from '../src/main/sources/synthetic/synthetic-cluster.js';
+import { SYNTHETIC_CLUSTER_VALUES, SyntheticCluster } from '../src/main/sources/synthetic/synthetic-cluster.js';
 import { SyntheticChurn } from '../src/main/sources/synthetic/synthetic-churn.js';
 import { loadTemplateSet } from '../src/main/template-set/template-set.js';
 
@@ -18,7 +18,7 @@ const seconds = Number(process.argv[2] ?? 90);
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with node --expose-gc (npm run bench:live-heap does)');
 
-const set = await loadTemplateSet();
+const set = await loadTemplateSet(undefined, SYNTHETIC_CLUSTER_VALUES);
 const engine = await Engine.create({ templateSet: set, logger: silentLogger() });
 const { stores, coordinator, bus } = engine;
 const pool = engine.pool;

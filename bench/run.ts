@@ -6,6 +6,7 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { loadTemplateSet } from '../src/main/template-set/template-set.js';
+import { SYNTHETIC_CLUSTER_VALUES } from '../src/main/sources/synthetic/synthetic-cluster.js';
 import { DEFAULT_SIZES, printTable, writeReport, type Suite } from './lib.js';
 import { busSuite } from './suites/bus.js';
 import { deploySuite } from './suites/deploy.js';
@@ -63,7 +64,7 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  const templateSet = await loadTemplateSet();
+  const templateSet = await loadTemplateSet(undefined, SYNTHETIC_CLUSTER_VALUES);
   const started = performance.now();
   console.log(`benchmarks: ${args.suites.map((s) => s.name).join(', ')}; N = ${args.sizes.join(', ')}`);
   console.log(`node ${process.version}, ${availableParallelism()} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);

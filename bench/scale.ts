@@ -8,6 +8,7 @@ import { silentLogger } from '../src/main/core/logger.js';
 import { Engine } from '../src/main/engine.js';
 import { lineChartSvg } from '../src/main/tools/svg-chart.js';
 import { loadTemplateSet } from '../src/main/template-set/template-set.js';
+import { SYNTHETIC_CLUSTER_VALUES } from '../src/main/sources/synthetic/synthetic-cluster.js';
 import { environment, median, OneObjectChanger, populatedStores, printTable, sig, type Row } from './lib.js';
 
 const INCREMENTAL_SAMPLES = 9;
@@ -15,7 +16,7 @@ const sizes = process.argv.slice(2).map(Number).filter((n) => Number.isInteger(n
 const N = sizes.length > 0 ? sizes : [100, 1_000, 10_000, 50_000];
 const never = new AbortController().signal;
 
-const set = await loadTemplateSet();
+const set = await loadTemplateSet(undefined, SYNTHETIC_CLUSTER_VALUES);
 const rows: Row[] = [];
 for (const n of N) {
   const { stores, cluster } = populatedStores(set, n);

@@ -353,8 +353,9 @@ export class RoutingModelBuilder {
       if (held.entries.length === 0) byNamespace.delete(namespace);
       starved.set(
         entry,
-        `${entry.claimant.owner}: its backends get no servers (its hosts answer 503): the server slots of all Ingresses, ${all} in all, are over ` +
-          `${budget} (values.fdHardLimit / 2; HAProxy holds a descriptor for each), and namespace ${namespace} holds the most`,
+        `${entry.claimant.owner}: its backends get no servers (its hosts answer 503): the health-checked server slots of all Ingresses, ${all} in all, are over ` +
+          `${budget} (values.fdHardLimit / 2; HAProxy holds a descriptor for each), and namespace ${namespace} holds the most; ` +
+          'raise fdHardLimit (and the descriptor limit), lower serverSlots, or turn checks off where not needed (haproxy.org/check: "false")',
       );
     }
     return starved;
@@ -363,7 +364,8 @@ export class RoutingModelBuilder {
   #slotsOf(entry: IngressEntry): number {
     let slots = this.#slotCounts.get(entry);
     if (slots === undefined) {
-      slots = entry.backends.reduce((sum, backend) => sum + backend.servers.length, 0);
+      // Only health-checked slots hold a descriptor (`haproxy.org/check: "false"` frees them).
+      slots = entry.backends.reduce((sum, backend) => sum + (backend.options.check ? backend.servers.length : 0), 0);
       this.#slotCounts.set(entry, slots);
     }
     return slots;

@@ -118,3 +118,27 @@ describe('the rendered output', () => {
     expect(!outcome.ok && outcome.message).toMatch(/^the rendered output is \d+ bytes \(config and auxiliary files\), over the limit of 60000 bytes \(values\.maxOutputBytes\)$/);
   });
 });
+
+describe('the health-checked slot budget (values.fdHardLimit / 2)', () => {
+  const fanOut = (namespace: string, count: number, annotations?: Record<string, string>): KubeObject[] => [
+    ingress(namespace, 'fan', { rules: [rule(`${namespace}.example.com`, ...Array.from({ length: count }, (_, i) => ({ path: `/p${i}`, service: `s${i}` })))] }),
+    ...Array.from({ length: count }, (_, i) => {
+      const svc = service(namespace, `s${i}`);
+      return annotations === undefined ? svc : { ...svc, metadata: { ...svc.metadata, annotations } };
+    }),
+  ];
+
+  it('leaves the Ingress of the namespace holding the most checked slots without servers, with a warning that says what to change', () => {
+    const out = renderOk(withValues(set, { fdHardLimit: 100 }), fanOut('big', 8));
+    const starved = out.warnings.filter((w) => w.includes('its backends get no servers'));
+    expect(starved).toHaveLength(1);
+    expect(starved[0]).toContain('Ingress big/fan');
+    expect(starved[0]).toContain('raise fdHardLimit');
+  });
+
+  it('does not count the slots of Services whose health checks are off', () => {
+    const out = renderOk(withValues(set, { fdHardLimit: 100 }), fanOut('big', 8, { 'haproxy.org/check': 'false' }));
+    expect(out.warnings.filter((w) => w.includes('its backends get no servers'))).toEqual([]);
+    expect((out.haproxyConfig.match(/^ {2}server /gm) ?? []).length).toBe(80);
+  });
+});

@@ -10,7 +10,7 @@ import { InlinePipeline } from '../../pipeline/inline-pipeline.js';
 import { PoolPipeline } from '../../pipeline/pool/pool-pipeline.js';
 import { ChangeBatcher } from '../../sources/change-batcher.js';
 import { SyntheticChurn } from '../../sources/synthetic/synthetic-churn.js';
-import { SyntheticCluster } from '../../sources/synthetic/synthetic-cluster.js';
+import { SYNTHETIC_CLUSTER_VALUES, SyntheticCluster } from '../../sources/synthetic/synthetic-cluster.js';
 import { StoreProvider } from '../../stores/store-provider.js';
 import { loadTemplateSet } from '../../template-set/template-set.js';
 import { emit, ParentChannel, RELEASE_TIMEOUT_MS } from './child-protocol.js';
@@ -30,7 +30,7 @@ const INITIAL_RENDER_TIMEOUT_MS = 120_000;
 /** Runs the flood for one executor in this process and writes the result as one JSON line. */
 export async function runLoadtestChild(mode: LoadtestMode, options: FloodOptions): Promise<number> {
   validateFloodOptions(options);
-  const set = await loadTemplateSet();
+  const set = await loadTemplateSet(undefined, SYNTHETIC_CLUSTER_VALUES);
   const stores = new StoreProvider(set.stores);
   const cluster = new SyntheticCluster({ ingresses: options.ingresses, seed: options.seed });
   cluster.populate(stores);

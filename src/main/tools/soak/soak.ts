@@ -16,7 +16,7 @@ import { OutputWriter } from '../../output/output-writer.js';
 import { PoolPipeline } from '../../pipeline/pool/pool-pipeline.js';
 import { ChangeBatcher } from '../../sources/change-batcher.js';
 import { SyntheticChurn } from '../../sources/synthetic/synthetic-churn.js';
-import { SyntheticCluster } from '../../sources/synthetic/synthetic-cluster.js';
+import { SYNTHETIC_CLUSTER_VALUES, SyntheticCluster } from '../../sources/synthetic/synthetic-cluster.js';
 import { loadTemplateSet } from '../../template-set/template-set.js';
 import { round, toMb } from '../loadtest/units.js';
 import { FaultInjector } from './fault-injector.js';
@@ -66,7 +66,7 @@ export async function runSoak(options: SoakOptions, environment: SoakEnvironment
 async function soakOnce(options: SoakOptions, environment: SoakEnvironment = {}): Promise<SoakReport> {
   const clock = environment.clock ?? systemClock;
   const progress = environment.progress ?? ((line: string) => void process.stderr.write(`soak ${line}\n`));
-  const set = await loadTemplateSet();
+  const set = await loadTemplateSet(undefined, SYNTHETIC_CLUSTER_VALUES);
   const logger = silentLogger();
   const workers = new WorkerFaultSwitch();
   const scratch = await mkdtemp(join(tmpdir(), 'haptic-soak-'));
