@@ -9,9 +9,10 @@ import type { StoreProvider } from '../../stores/store-provider.js';
  * Template values for rendering a synthetic cluster whole. Its thousands of backends hold more
  * health-checked server slots than the default fdHardLimit lets the routing model keep (it then
  * leaves the newest Ingresses without servers, with a warning), so the benchmarks, the load test
- * and the soak render as a host with a raised descriptor limit would.
+ * and the soak render as a host with a raised descriptor limit would; at 50,000 Ingresses the
+ * output (about 43 MB) is also over the default maxOutputBytes.
  */
-export const SYNTHETIC_CLUSTER_VALUES: Readonly<Record<string, unknown>> = Object.freeze({ fdHardLimit: 1_048_576 });
+export const SYNTHETIC_CLUSTER_VALUES: Readonly<Record<string, unknown>> = Object.freeze({ fdHardLimit: 1_048_576, maxOutputBytes: 268_435_456 });
 
 export interface SyntheticOptions {
   readonly ingresses: number;
