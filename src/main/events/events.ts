@@ -45,6 +45,8 @@ export interface EventFields {
     readonly triggerReason: string;
     readonly coalescible: boolean;
     readonly storeVersion: number;
+    /** What the object checks left out of this render: `<store kind>/<scope>` -> count. */
+    readonly rejectionCounts?: Readonly<Record<string, number>>;
   };
   'reconciliation.failed': {
     readonly error: string;

@@ -14,6 +14,7 @@ const INPUT_TYPES = [
   'reconciliation.triggered',
   'reconciliation.started',
   'reconciliation.completed',
+  'template.rendered',
   'rendergate.completed',
   'deployment.completed',
   'leader.became',
@@ -84,6 +85,9 @@ export class MetricsAdapter {
       }
       case 'reconciliation.completed':
         metrics.observeReconciliation(event.outcome, event.durationMs);
+        return;
+      case 'template.rendered':
+        if (event.rejectionCounts !== undefined) metrics.setRejections(event.rejectionCounts);
         return;
       case 'rendergate.completed':
         metrics.countRenderGateVerdict(event.ok ? 'ok' : event.refused ? 'refused' : 'unknown');

@@ -81,6 +81,7 @@ export class ControllerMetrics {
   readonly #reconciliationSeconds: Histogram;
   readonly #queueSeconds: Histogram;
   readonly #triggers: Counter<'reason'>;
+  readonly #rejections: Gauge<'kind' | 'scope'>;
   readonly #leader: Gauge;
   readonly #deployments: Counter<'kind' | 'outcome'>;
   readonly #deploymentSeconds: Histogram<'kind'>;
@@ -189,6 +190,12 @@ export class ControllerMetrics {
       buckets: DURATION_BUCKETS,
       registers,
     });
+    this.#rejections = new Gauge({
+      name: 'haptic_rejections',
+      help: 'Objects, or parts of objects (path, tls, annotation, endpoint), the object checks left out of the latest render, by store kind and scope.',
+      labelNames: ['kind', 'scope'],
+      registers,
+    });
     this.#verdicts = new Counter({
       name: 'haptic_rendergate_verdicts_total',
       help: "Render gate verdicts (haproxy -c): ok, refused, or unknown when the check could not run.",
@@ -237,6 +244,15 @@ export class ControllerMetrics {
   /** The exposition text of every metric (collect callbacks run now). */
   metrics(): Promise<string> {
     return this.registry.metrics();
+  }
+
+  /** The latest render's rejections (`<store kind>/<scope>` -> count); series with none are dropped. */
+  setRejections(counts: Readonly<Record<string, number>>): void {
+    this.#rejections.reset();
+    for (const [key, count] of Object.entries(counts)) {
+      const slash = key.lastIndexOf('/');
+      this.#rejections.set({ kind: key.slice(0, slash), scope: key.slice(slash + 1) }, count);
+    }
   }
 
   /** Counts a trigger; a reason outside the Reconciler table counts as `other`. */

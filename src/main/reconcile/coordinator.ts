@@ -190,6 +190,7 @@ export class Coordinator {
             triggerReason: trigger.reason,
             coalescible: trigger.coalescible,
             storeVersion: result.storeVersion,
+            rejectionCounts: countRejections(result.rejections),
           },
           trigger,
           this.#clock,
@@ -256,6 +257,16 @@ export class Coordinator {
     }
     // Neither ok nor refused: the gate could not run; keep the pending baseline.
   }
+}
+
+/** Rejections by `<store kind>/<scope>`: fixed by the template set, never by object data. */
+function countRejections(rejections: PipelineResult['rejections']): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const r of rejections) {
+    const key = `${r.kind}/${r.scope}`;
+    counts[key] = (counts[key] ?? 0) + 1;
+  }
+  return counts;
 }
 
 function toError(error: unknown): Error {

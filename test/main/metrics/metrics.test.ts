@@ -31,6 +31,7 @@ const METRIC_NAMES = [
   'haptic_endpoint_change_to_applied_seconds',
   'haptic_http_resource_rejections_total',
   'haptic_source_problems_total',
+  'haptic_rejections',
 ];
 
 /** The value of one series in exposition text, e.g. `haptic_leader` or `x_total{kind="lossy"}`. */
@@ -314,6 +315,37 @@ describe('MetricsAdapter', () => {
     expect(sample(text, 'haptic_reconciliation_queue_seconds_sum')).toBe(0.4);
     expect(sample(text, 'haptic_reconciliations_total{outcome="success"}')).toBe(2);
     expect(h.adapter.pendingTriggers).toBe(0);
+    term.abort();
+    await running;
+  });
+
+  it('shows what the object checks left out of the latest render, by store kind and scope, through a real Coordinator', async () => {
+    const h = harness();
+    const pipeline = new FakePipeline();
+    const coordinator = new Coordinator({ eventBus: h.bus, pipeline, storeProvider: new StoreProvider(), logger: silentLogger(), clock: h.clock });
+    const term = new AbortController();
+    const running = coordinator.start(term.signal);
+    await coordinator.whenReady();
+    const rejection = (kind: string, scope: 'object' | 'path' | 'tls', name: string) => ({ kind, scope, namespace: 'tenant-a', name, reason: `bad ${name}` });
+
+    h.publish('reconciliation.triggered', { reason: 'resource_change', coalescible: true });
+    await pipeline.waitForCalls(1);
+    pipeline.call(0).result.resolve(pipelineResult({ rejections: [rejection('Ingress', 'path', 'a'), rejection('Ingress', 'path', 'b'), rejection('Secret', 'object', 'evil-tls')] }));
+    await waitUntil(() => coordinator.stats.renders === 1, 'one render');
+    let text = await h.text();
+    expect(sample(text, 'haptic_rejections{kind="Ingress",scope="path"}')).toBe(2);
+    expect(sample(text, 'haptic_rejections{kind="Secret",scope="object"}')).toBe(1);
+    expect(text).not.toContain('tenant-a');
+    expect(text).not.toContain('evil-tls');
+
+    h.publish('reconciliation.triggered', { reason: 'resource_change', coalescible: true });
+    await pipeline.waitForCalls(2);
+    pipeline.call(1).result.resolve(pipelineResult({ rejections: [rejection('Ingress', 'tls', 'a')] }));
+    await waitUntil(() => coordinator.stats.renders === 2, 'two renders');
+    text = await h.text();
+    expect(sample(text, 'haptic_rejections{kind="Ingress",scope="tls"}')).toBe(1);
+    expect(sample(text, 'haptic_rejections{kind="Ingress",scope="path"}')).toBeUndefined();
+    expect(sample(text, 'haptic_rejections{kind="Secret",scope="object"}')).toBeUndefined();
     term.abort();
     await running;
   });
