@@ -92,6 +92,8 @@ export class Engine {
   #synchronized = false;
   /** The current leadership term, while leading. */
   #term: { readonly controller: AbortController; readonly done: Promise<unknown> } | undefined;
+  /** The last term ended: its leader components' start promises, settled once they stopped. */
+  #endingTerm: Promise<unknown> = Promise.resolve();
 
   /** Creates the pipeline (a pool waits for its workers) and wires the components. */
   static async create(options: EngineOptions): Promise<Engine> {
@@ -207,7 +209,10 @@ export class Engine {
         this.#started.resolve();
       }
       await Promise.all(running);
-      this.#loseLeadership('stopping');
+      // Stopped: wait for the leader components too (the elector may have ended the term
+      // already), so nothing writes after start resolves.
+      await this.#loseLeadership('stopping');
+      await this.#endingTerm;
     } finally {
       signal.removeEventListener('abort', onAbort);
       this.watchers?.close();
@@ -242,13 +247,16 @@ export class Engine {
     void Promise.race([Promise.all(components.map((c) => c.whenReady())), aborted(controller.signal)]).then(() => this.bus.start());
   }
 
-  #loseLeadership(reason: string): void {
+  /** Ends the term; resolves once its leader components have stopped (a write in progress finishes). */
+  #loseLeadership(reason: string): Promise<unknown> {
     const term = this.#term;
-    if (term === undefined) return;
+    if (term === undefined) return Promise.resolve();
     this.#term = undefined;
     this.bus.publish(newEvent('leader.lost', { identity: this.elector.identity, reason }, undefined, this.clock));
     this.logger.info({ identity: this.elector.identity, reason }, 'leadership lost');
     term.controller.abort(new Error(`leadership lost: ${reason}`));
+    this.#endingTerm = term.done;
+    return term.done;
   }
 }
 

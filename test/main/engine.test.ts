@@ -8,7 +8,7 @@ import type { ControllerEvent, EventOf, EventType } from '../../src/main/events/
 import { ChangeBatcher } from '../../src/main/sources/change-batcher.js';
 import { StoreProvider } from '../../src/main/stores/store-provider.js';
 import type { KubeObject } from '../../src/worker/protocol.js';
-import { flushMicrotasks, track, waitUntil } from '../helpers/async.js';
+import { deferred, flushMicrotasks, track, waitUntil } from '../helpers/async.js';
 import { defaultTemplateSet, endpointSlice, ingress, rule, service, storeNameFor } from '../helpers/cluster.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { FakePipeline, pipelineResult } from '../helpers/fake-pipeline.js';
@@ -154,6 +154,29 @@ describe('Engine', () => {
 
     // Only the batcher's own events, one per changed store: no trigger, no render.
     expect(types(h.published().slice(before))).toEqual(['resource.index.updated', 'resource.index.updated', 'resource.index.updated']);
+  });
+
+  it('resolves start() only once its leader components have stopped, so nothing (a write in progress) outlives it', async () => {
+    const h = await harness();
+    const finishing = deferred<void>();
+    let stopping = false;
+    h.engine.addLeaderComponent({
+      whenReady: () => Promise.resolve(),
+      async start(term: AbortSignal) {
+        await new Promise<void>((resolve) => term.addEventListener('abort', () => resolve(), { once: true }));
+        stopping = true;
+        await finishing.promise;
+      },
+    });
+    const { controller, running } = h.start();
+    await idle(h);
+    controller.abort();
+    const run = track(running);
+    await waitUntil(() => stopping, 'the component told to stop');
+    await flushMicrotasks(200);
+    expect(run.done).toBe(false);
+    finishing.resolve();
+    await running;
   });
 
   it('resolves, without reconciling or resolving whenStarted, when the signal aborted before start', async () => {
