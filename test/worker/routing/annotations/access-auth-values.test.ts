@@ -1,19 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeSource, parseSourceList, sourceLines } from '../../../../src/worker/routing/annotations/access.js';
 import { authProblem, checkHash, parseAuthType, parseRealm, parseSecretRef, usersOfSecret } from '../../../../src/worker/routing/annotations/auth.js';
-import { logFormatLiteral, parseBool, parseDenyStatus, parseInteger, parseRedirectCode, parseTime, quotedTextProblem, type Parsed } from '../../../../src/worker/routing/annotations/values.js';
+import { logFormatLiteral, parseBool, parseDenyStatus, parseInteger, parseRedirectCode, parseTime, quotedTextProblem } from '../../../../src/worker/routing/annotations/values.js';
 import type { KubeObject } from '../../../../src/worker/protocol.js';
+import { reason, value } from '../../../helpers/parsed.js';
 
-/** The reason a parse refused its input (the test fails when it did not). */
-function reason<T>(parsed: Parsed<T>): string {
-  if (parsed.ok) throw new Error(`expected a refusal, got ${JSON.stringify(parsed.value)}`);
-  return parsed.reason;
-}
-
-function value<T>(parsed: Parsed<T>): T {
-  if (!parsed.ok) throw new Error(`expected a value, got the refusal: ${parsed.reason}`);
-  return parsed.value;
-}
 
 describe('value types', () => {
   it('reads booleans as the HAProxy Ingress Controller does, and nothing else', () => {

@@ -2,17 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { parseCookieName, parseLoadBalance, parsePodMaxconn, parseServerProto, parseTimeout } from '../../../../src/worker/routing/annotations/backend-tuning.js';
 import { parseCheckHttp, parseCheckInterval } from '../../../../src/worker/routing/annotations/health.js';
 import { parseRateLimitPeriod, parseRateLimitRequests, parseRateLimitStatus } from '../../../../src/worker/routing/annotations/rate-limit.js';
-import type { Parsed } from '../../../../src/worker/routing/annotations/values.js';
+import { reason, value } from '../../../helpers/parsed.js';
 
-function reason<T>(parsed: Parsed<T>): string {
-  if (parsed.ok) throw new Error(`expected a refusal, got ${JSON.stringify(parsed.value)}`);
-  return parsed.reason;
-}
-
-function value<T>(parsed: Parsed<T>): T {
-  if (!parsed.ok) throw new Error(`expected a value, got the refusal: ${parsed.reason}`);
-  return parsed.value;
-}
 
 describe('load-balance', () => {
   it("takes HAProxy's algorithms with their arguments and options", () => {

@@ -3,17 +3,8 @@ import { parseCorsHeaders, parseCorsMaxAge, parseCorsMethods, parseCorsOrigin } 
 import { parseRegex, wordProblem } from '../../../../src/worker/routing/annotations/pcre.js';
 import { parsePort, parseRedirectTarget } from '../../../../src/worker/routing/annotations/redirect.js';
 import { parseHeaderSettings, parseHostPort, parsePathRewrite } from '../../../../src/worker/routing/annotations/rewrite.js';
-import type { Parsed } from '../../../../src/worker/routing/annotations/values.js';
+import { reason, value } from '../../../helpers/parsed.js';
 
-function reason<T>(parsed: Parsed<T>): string {
-  if (parsed.ok) throw new Error(`expected a refusal, got ${JSON.stringify(parsed.value)}`);
-  return parsed.reason;
-}
-
-function value<T>(parsed: Parsed<T>): T {
-  if (!parsed.ok) throw new Error(`expected a value, got the refusal: ${parsed.reason}`);
-  return parsed.value;
-}
 
 describe('regular expressions', () => {
   it('accepts what PCRE2 and JavaScript read alike, and counts its groups', () => {
