@@ -3,7 +3,6 @@
 // small store change costs little; the class doc states the contract with a cold build.
 import { objectKey, type IndexedStore } from '../store/indexed-store.js';
 import type { KubeObject, RenderBaseline } from '../protocol.js';
-import { compareClaimants } from './claimant.js';
 import { keepUnchanged, sameArray, sameCertificates, sameNames, slotsStillValid } from './entry-compare.js';
 import { acceptsClass, classPolicy } from './ingress-class.js';
 import { computeEntry, replayEntry, slotsOf, type IngressEntry } from './ingress-entry.js';
@@ -13,6 +12,7 @@ import type { ModelSource } from './model-source.js';
 import { lookupKey, objectDepKey } from './recorded-reads.js';
 import { RouteIndex, tablesOf } from './route-index.js';
 import { parseSlotFile, SERVER_SLOTS_FILE, slotLine } from './server-slots.js';
+import { SlotBudget } from './slot-budget.js';
 
 /**
  * The routing model built in one go with nothing cached: what a cold worker computes, and the
@@ -42,7 +42,7 @@ const TRACKED_STORES = ['ingresses', 'services', 'endpointSlices', 'secrets'] as
  * unchanged, and the objects handed to templates keep their identity when their content is
  * unchanged, so the template engine's `memo` blocks can reuse their text. Warnings come out in
  * one order: default certificate, Ingress entries, routes, then Ingresses starved of server slots
- * (#starve), TLS hosts and default backend.
+ * (SlotBudget), TLS hosts and default backend.
  *
  * The result is always the one a cold build of the same stores and baseline gives: anything the
  * builder cannot prove unchanged (a replaced store, a journal that no longer reaches back, a
@@ -58,18 +58,17 @@ export class RoutingModelBuilder {
   readonly #stores = new Map<string, { store: IndexedStore | undefined; generation: number }>();
   /** Slot-file line of each backend object. */
   readonly #slotText = new WeakMap<Backend, string>();
-  /** Entries whose backends get no servers (see #starve), with the warning of each. */
+  /** Entries whose backends get no servers (see SlotBudget), with the warning of each. */
   #starved = new Map<IngressEntry, string>();
   /** The server-less copies of a starved entry's backends, kept while the entry lives. */
   readonly #emptied = new WeakMap<IngressEntry, readonly Backend[]>();
-  /** Server slots of each entry's backends. */
-  readonly #slotCounts = new WeakMap<IngressEntry, number>();
   /** The entry of each Ingress object, to skip key building for unchanged objects. */
   #byIngress = new WeakMap<KubeObject, IngressEntry>();
   /** Ingress objects of another class, under the class policy `#classKey`. */
   #otherClass = new WeakSet<KubeObject>();
   #classKey: string | undefined;
   readonly #routes = new RouteIndex();
+  readonly #slotBudget: SlotBudget;
   #build = 0;
   #last: RoutingModel | undefined;
   #lastRouteWarnings: readonly string[] = [];
@@ -82,6 +81,7 @@ export class RoutingModelBuilder {
 
   constructor(options: ModelOptions) {
     this.#options = options;
+    this.#slotBudget = new SlotBudget(options.maxServerSlotsTotal);
   }
 
   /** Ingresses with a cached entry. */
@@ -172,7 +172,7 @@ export class RoutingModelBuilder {
     }
 
     for (const entry of entries) replayEntry(entry, source, warn);
-    const starved = this.#starve(entries);
+    const starved = this.#slotBudget.starve(entries);
     const starvedChanged = entries.filter((entry) => starved.has(entry) !== this.#starved.has(entry));
     this.#starved = starved;
     const resort = namesChanged || previous === undefined;
@@ -306,69 +306,6 @@ export class RoutingModelBuilder {
     const backends = entries.flatMap((e) => this.#backendsOf(e)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     this.#lastPositions = new Map(backends.map((b, i) => [b.name, i]));
     return backends;
-  }
-
-  /**
-   * The entries whose backends get no servers this build, each with its warning. HAProxy holds a
-   * descriptor for every health-checked server slot, empty ones included, and will not start
-   * when they leave too few for connections; so past ModelOptions.maxServerSlotsTotal the
-   * namespace that holds the most slots gives up those of its newest Ingress, again and again
-   * until the rest fit. The largest holder pays, so no tenant can starve the others by adding
-   * backends; the newest first within it, so growing never takes slots from an older Ingress of
-   * its own. Its routes stay: its hosts answer 503 until the slots fit again.
-   */
-  #starve(entries: readonly IngressEntry[]): Map<IngressEntry, string> {
-    const starved = new Map<IngressEntry, string>();
-    const budget = this.#options.maxServerSlotsTotal;
-    if (budget === undefined) return starved;
-    let total = 0;
-    const byNamespace = new Map<string, { slots: number; entries: IngressEntry[] }>();
-    for (const entry of entries) {
-      const slots = this.#slotsOf(entry);
-      if (slots === 0) continue;
-      total += slots;
-      const held = byNamespace.get(entry.claimant.namespace);
-      if (held === undefined) byNamespace.set(entry.claimant.namespace, { slots, entries: [entry] });
-      else {
-        held.slots += slots;
-        held.entries.push(entry);
-      }
-    }
-    if (total <= budget) return starved;
-    const all = total;
-    const sorted = new Set<string>();
-    while (total > budget) {
-      let namespace = '';
-      let most = -1;
-      for (const [name, held] of byNamespace) if (held.slots > most || (held.slots === most && name < namespace)) [namespace, most] = [name, held.slots];
-      const held = byNamespace.get(namespace) as { slots: number; entries: IngressEntry[] };
-      if (!sorted.has(namespace)) {
-        held.entries.sort((a, b) => compareClaimants(a.claimant, b.claimant));
-        sorted.add(namespace);
-      }
-      const entry = held.entries.pop() as IngressEntry;
-      const slots = this.#slotsOf(entry);
-      held.slots -= slots;
-      total -= slots;
-      if (held.entries.length === 0) byNamespace.delete(namespace);
-      starved.set(
-        entry,
-        `${entry.claimant.owner}: its backends get no servers (its hosts answer 503): the health-checked server slots of all Ingresses, ${all} in all, are over ` +
-          `${budget} (values.fdHardLimit / 2; HAProxy holds a descriptor for each), and namespace ${namespace} holds the most; ` +
-          'raise fdHardLimit (and the descriptor limit), lower serverSlots, or turn checks off where not needed (haproxy.org/check: "false")',
-      );
-    }
-    return starved;
-  }
-
-  #slotsOf(entry: IngressEntry): number {
-    let slots = this.#slotCounts.get(entry);
-    if (slots === undefined) {
-      // Only health-checked slots hold a descriptor (`haproxy.org/check: "false"` frees them).
-      slots = entry.backends.reduce((sum, backend) => sum + (backend.options.check ? backend.servers.length : 0), 0);
-      this.#slotCounts.set(entry, slots);
-    }
-    return slots;
   }
 
   /** An entry's backends as the model serves them: without servers while it is starved. */
