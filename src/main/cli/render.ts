@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { defaultLogger } from '../core/logger.js';
 import { haproxyRenderChecker } from '../gate/render-checker.js';
 import { haproxyVersion } from '../haproxy/haproxy-check.js';
-import { outputDirs, writeRenderOutput } from '../output/render-output.js';
+import { outputPathsIn, writeRenderOutput } from '../output/render-output.js';
 import { PipelineError } from '../pipeline/pipeline.js';
 import { PoolPipeline } from '../pipeline/pool/pool-pipeline.js';
 import { DEFAULT_MAX_MANIFEST_BYTES, loadManifests, type LoadedObject } from '../sources/manifest/manifest-loader.js';
@@ -47,7 +47,7 @@ interface RenderFlags {
 
 async function renderCommand(opts: RenderFlags): Promise<number> {
   const out = resolve(opts.out);
-  const dirs = outputDirs(out);
+  const dirs = outputPathsIn(out);
   const set = await loadOutputTemplateSet(out, resolve(opts.templates), { set: opts.set, setNew: opts.setNew });
   const stores = new StoreProvider(set.stores);
   const loaded = await loadManifests(resolve(opts.manifests), set.stores, { maxFileBytes: opts.maxManifestBytes });

@@ -8,7 +8,7 @@ import type { EventOf } from '../events/events.js';
 import { checkConfigFile, haproxyVersion } from '../haproxy/haproxy-check.js';
 import { silentLogger } from '../core/logger.js';
 import { loadManifests } from '../sources/manifest/manifest-loader.js';
-import { outputDirs, writeRenderOutput } from '../output/render-output.js';
+import { outputPathsIn, writeRenderOutput } from '../output/render-output.js';
 import { StoreProvider } from '../stores/store-provider.js';
 import { SyntheticCluster } from '../sources/synthetic/synthetic-cluster.js';
 import { SyntheticChurn } from '../sources/synthetic/synthetic-churn.js';
@@ -27,7 +27,7 @@ export interface DemoOptions {
 }
 
 export async function runDemo(options: DemoOptions): Promise<number> {
-  const dirs = outputDirs(options.out);
+  const dirs = outputPathsIn(options.out);
   const set = await loadTemplateSet(undefined, {
     mapsDir: dirs.mapsDir,
     filesDir: dirs.filesDir,
