@@ -400,6 +400,32 @@ describe.skipIf(SKIP_HAPROXY)('hostile tenants against a real HAProxy', () => {
       await haproxy.stop();
     }
   });
+  it('serves every backend whose Services turn health checks off, since their slots hold no descriptor', async () => {
+    const shop = await echo('shop');
+    const fan = await echo('fan');
+    const unchecked = { 'haproxy.org/check': 'false' };
+    const paths = Array.from({ length: 250 }, (_, i) => ({ path: `/p${i}`, pathType: 'Prefix', backend: { service: { name: `s${i}`, port: { number: 80 } } } }));
+    const withoutChecks = (objects: KubeObject[]): KubeObject[] =>
+      objects.map((o) => (o.kind === 'Service' ? { ...o, metadata: { ...o.metadata, annotations: unchecked } } : o));
+    const { dirs, result, ports } = await renderAndWrite(
+      () => [
+        routeTo('shop', 'shop.example.com', 'web'),
+        ...backed('shop', 'web', shop),
+        ...[0, 1].map((n) => ingress('evil', `fan-${n}`, { rules: [{ host: `fan-${n}.example.com`, http: { paths } }] })),
+        ...withoutChecks(Array.from({ length: 250 }, (_, i) => (i === 1 ? backed('evil', 's1', fan) : [service('evil', `s${i}`)])).flat()),
+      ],
+      { fdHardLimit: 4000 },
+    );
+    expect(result.warnings.filter((w) => w.includes('its backends get no servers'))).toEqual([]);
+    const haproxy = await startHaproxy(dirs.configFile, { statusPort: ports.status });
+    try {
+      expect(await get(ports.http, 'shop.example.com')).toMatchObject({ status: 200, body: 'shop' });
+      expect(await get(ports.http, 'fan-0.example.com', '/p1')).toMatchObject({ status: 200, body: 'fan' });
+    } finally {
+      await haproxy.stop();
+    }
+  });
+
   it('cannot keep HAProxy from starting by filling its descriptors with health-checked server slots', async () => {
     const shop = await echo('shop');
     // Backends of Services that do not exist still get a block of (checked, empty) server slots:
