@@ -17,6 +17,7 @@ export {
   isAbortError,
   type PipelineExecutor,
   type PipelineResult,
+  type CheckedPipelineResult,
   type PipelineMode,
   type ExecuteOptions,
   type RenderBaseline,

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { PipelineResult } from '../../src/main/pipeline/pipeline.js';
+import type { CheckedPipelineResult } from '../../src/main/pipeline/pipeline.js';
 import { ANNOTATIONS } from '../../src/worker/routing/annotations/registry.js';
 import { goldenFiles, outputFiles as renderedFiles, renderManifestDir, UPDATE_GOLDEN as UPDATE, writeGolden } from '../helpers/golden.js';
 
@@ -16,7 +16,7 @@ const MANIFESTS = join(HERE, 'manifests');
 const EXPECTED = join(HERE, 'expected');
 
 /** Every output file by its path relative to the output directory, plus report.txt (warnings, then rejections). */
-function outputFiles(result: PipelineResult): Map<string, string> {
+function outputFiles(result: CheckedPipelineResult): Map<string, string> {
   const files = renderedFiles(result);
   const rejections = result.rejections.map((r) => `rejected ${r.kind} ${r.namespace}/${r.name} (${r.scope}): ${r.reason}`);
   files.set('report.txt', [...result.warnings.map((w) => `warning ${w}`), ...rejections].map((line) => `${line}\n`).join(''));

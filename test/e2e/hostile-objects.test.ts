@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkConfigFile } from '../../src/main/haproxy/haproxy-check.js';
 import { InlinePipeline } from '../../src/main/pipeline/inline-pipeline.js';
-import type { PipelineResult } from '../../src/main/pipeline/pipeline.js';
+import type { CheckedPipelineResult } from '../../src/main/pipeline/pipeline.js';
 import { outputPathsIn, writeRenderOutput, type OutputFiles } from '../../src/main/output/render-output.js';
 import { StoreProvider } from '../../src/main/stores/store-provider.js';
 import { loadTemplateSet } from '../../src/main/template-set/template-set.js';
@@ -83,7 +83,7 @@ function tenant(ns: string, host: string, endpoints: string[], tlsData?: Record<
 
 interface Rendered {
   readonly dirs: OutputFiles;
-  readonly result: PipelineResult;
+  readonly result: CheckedPipelineResult;
   readonly ports: { http: number; https: number; status: number };
 }
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { writeRenderOutput } from '../../src/main/output/render-output.js';
 import { outputPathsIn, type OutputFiles } from '../../src/main/output/output-directory.js';
 import { InlinePipeline } from '../../src/main/pipeline/inline-pipeline.js';
-import type { PipelineResult } from '../../src/main/pipeline/pipeline.js';
+import type { CheckedPipelineResult } from '../../src/main/pipeline/pipeline.js';
 import { StoreProvider } from '../../src/main/stores/store-provider.js';
 import { loadOutputTemplateSet } from '../../src/main/template-set/output-template-set.js';
 import type { KubeObject } from '../../src/worker/protocol.js';
@@ -25,7 +25,7 @@ export interface RenderedDir {
   readonly paths: OutputFiles;
   readonly ports: LoopbackPorts;
   readonly adminSocket: string;
-  readonly result: PipelineResult;
+  readonly result: CheckedPipelineResult;
 }
 
 /** Renders `objects` into `root` (created if needed) with `values` on top of the e2e defaults. */

@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { InlinePipeline } from '../../src/main/pipeline/inline-pipeline.js';
-import type { PipelineResult } from '../../src/main/pipeline/pipeline.js';
+import type { CheckedPipelineResult } from '../../src/main/pipeline/pipeline.js';
 import { loadManifests } from '../../src/main/sources/manifest/manifest-loader.js';
 import { StoreProvider } from '../../src/main/stores/store-provider.js';
 import { loadTemplateSet } from '../../src/main/template-set/template-set.js';
@@ -12,7 +12,7 @@ import { loadTemplateSet } from '../../src/main/template-set/template-set.js';
 export const UPDATE_GOLDEN = process.env.UPDATE_GOLDEN === '1';
 
 /** The manifests of `dir` rendered once, with what the loader could not read. */
-export async function renderManifestDir(dir: string): Promise<{ result: PipelineResult; loadErrors: string[] }> {
+export async function renderManifestDir(dir: string): Promise<{ result: CheckedPipelineResult; loadErrors: string[] }> {
   const set = await loadTemplateSet();
   const stores = new StoreProvider(set.stores);
   const loaded = await loadManifests(dir, set.stores);
@@ -22,7 +22,7 @@ export async function renderManifestDir(dir: string): Promise<{ result: Pipeline
 }
 
 /** Every output file of a render, by its path relative to the output directory. */
-export function outputFiles(result: PipelineResult): Map<string, string> {
+export function outputFiles(result: CheckedPipelineResult): Map<string, string> {
   const files = new Map<string, string>([['haproxy.cfg', result.haproxyConfig]]);
   const dirs = { maps: result.auxiliaryFiles.maps, files: result.auxiliaryFiles.files, certs: result.auxiliaryFiles.certificates };
   for (const [dir, entries] of Object.entries(dirs)) {

@@ -56,12 +56,13 @@ async function renderCommand(opts: RenderFlags): Promise<number> {
   const pipeline = await PoolPipeline.create({ templateSet: set, logger: defaultLogger(), ...(opts.threads === undefined ? {} : { threads: opts.threads }) });
   try {
     const result = await pipeline.execute(AbortSignal.timeout(120_000), stores, 'reconcile');
+    const rejections = result.rejections ?? [];
     const sources = sourcesByObject(loaded.objects);
-    for (const rejection of result.rejections) console.error(`rejected: ${describeRejection(rejection, sources)}`);
+    for (const rejection of rejections) console.error(`rejected: ${describeRejection(rejection, sources)}`);
     // Every rejection is also a warning for the logs; here it was printed with its file and line.
     for (const warning of result.warnings) if (!warning.startsWith('rejected ')) console.error(`warning: ${warning}`);
-    const rejectedObjects = new Set(result.rejections.filter((r) => r.scope === 'object').map((r) => `${r.kind} ${r.namespace}/${r.name}`)).size;
-    const dropped = result.rejections.length - result.rejections.filter((r) => r.scope === 'object').length;
+    const rejectedObjects = new Set(rejections.filter((r) => r.scope === 'object').map((r) => `${r.kind} ${r.namespace}/${r.name}`)).size;
+    const dropped = rejections.length - rejections.filter((r) => r.scope === 'object').length;
     console.error(
       `loaded ${loaded.objects.length} objects from ${loaded.files} files (${loaded.ignored} of unwatched kinds); ` +
         `${loaded.errors.length} documents refused by the loader, ${rejectedObjects} objects rejected, ${dropped} parts of objects dropped`,
@@ -87,7 +88,7 @@ async function renderCommand(opts: RenderFlags): Promise<number> {
         `${Object.keys(aux.files).length} files, ${Object.keys(aux.certificates).length} certificates) ` +
         `in ${result.timings.totalMs.toFixed(1)} ms (render ${result.timings.renderMs.toFixed(1)} ms, validate ${result.timings.validateMs.toFixed(1)} ms)`,
     );
-    return loaded.errors.length > 0 || result.rejections.length > 0 ? 2 : 0;
+    return loaded.errors.length > 0 || rejections.length > 0 ? 2 : 0;
   } catch (error) {
     if (error instanceof PipelineError) {
       console.error(`error: ${error.phase} phase: ${error.message}`);

@@ -4,7 +4,7 @@
 import type { TemplateSetSource } from '../../worker/protocol.js';
 import { renderAndValidate } from '../../worker/render/renderer.js';
 import { TemplateEngine } from '../../worker/templates/template-engine.js';
-import { toPipelineResult, type ExecuteOptions, type PipelineExecutor, type PipelineMode, type PipelineResult } from './pipeline.js';
+import { toPipelineResult, type ExecuteOptions, type PipelineExecutor, type PipelineMode, type CheckedPipelineResult } from './pipeline.js';
 import type { StoreProvider } from '../stores/store-provider.js';
 import { assertTemplateSetRenders } from '../template-set/template-check.js';
 
@@ -21,7 +21,7 @@ export class InlinePipeline implements PipelineExecutor {
     assertTemplateSetRenders(this.#set, this.#engine);
   }
 
-  async execute(signal: AbortSignal, stores: StoreProvider, _mode: PipelineMode, options: ExecuteOptions = {}): Promise<PipelineResult> {
+  async execute(signal: AbortSignal, stores: StoreProvider, _mode: PipelineMode, options: ExecuteOptions = {}): Promise<CheckedPipelineResult> {
     signal.throwIfAborted();
     const outcome = renderAndValidate(this.#engine, {
       set: this.#set,

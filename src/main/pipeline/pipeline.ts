@@ -27,7 +27,12 @@ export interface PipelineResult {
   readonly timings: RenderTimings;
   /** For logs; every rejection is among them as `rejected <Kind namespace/name>: <reason>` (escaped). */
   readonly warnings: readonly string[];
-  /** Objects and parts of objects the guard left out of this render, as data. */
+  /** Objects and parts of objects the guard left out of this render, as data. Absent means none. */
+  readonly rejections?: readonly Rejection[];
+}
+
+/** A result whose rejections are always listed: what this package's executors return and the Coordinator reads. */
+export interface CheckedPipelineResult extends PipelineResult {
   readonly rejections: readonly Rejection[];
 }
 
@@ -44,7 +49,7 @@ export interface PipelineExecutor {
 }
 
 /** Turns a render outcome (plain data from either executor) into a result, or throws its PipelineError. */
-export function toPipelineResult(outcome: RenderOutcome, renderId: string = randomUUID()): PipelineResult {
+export function toPipelineResult(outcome: RenderOutcome, renderId: string = randomUUID()): CheckedPipelineResult {
   if (!outcome.ok) throw PipelineError.fromFailure(outcome);
   return {
     renderId,

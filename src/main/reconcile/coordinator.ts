@@ -16,7 +16,8 @@ import type { EventBus } from '../bus/event-bus.js';
 import { newEvent, type ControllerEvent, type EventOf } from '../events/events.js';
 import { defaultLogger } from '../core/logger.js';
 import { mailboxDecision, type MailboxItem } from './mailbox.js';
-import { EMPTY_AUXILIARY_FILES, type PipelineExecutor, type PipelineResult } from '../pipeline/pipeline.js';
+import { readPipelineResult } from '../pipeline/result-check.js';
+import { EMPTY_AUXILIARY_FILES, type CheckedPipelineResult, type PipelineExecutor, type Rejection } from '../pipeline/pipeline.js';
 import type { StoreProvider } from '../stores/store-provider.js';
 
 export interface CoordinatorOptions {
@@ -153,11 +154,12 @@ export class Coordinator {
     this.#cancelRetry();
     const started = this.#clock.monotonic();
     this.#bus.publish(newEvent('reconciliation.started', { trigger: trigger.reason }, trigger, this.#clock));
-    let result: PipelineResult | undefined;
+    let result: CheckedPipelineResult | undefined;
     let failure: PipelineError | undefined;
     try {
-      result = (await this.#pipeline.execute(signal, this.#stores, 'reconcile', { baseline: this.baseline })) ?? undefined;
-      if (result === undefined) failure = new PipelineError('render', 'the pipeline returned no result');
+      const raw: unknown = await this.#pipeline.execute(signal, this.#stores, 'reconcile', { baseline: this.baseline });
+      if (raw === undefined || raw === null) failure = new PipelineError('render', 'the pipeline returned no result');
+      else result = readPipelineResult(raw);
     } catch (error) {
       failure = error instanceof PipelineError ? error : new PipelineError('render', toError(error));
     }
@@ -260,7 +262,7 @@ export class Coordinator {
 }
 
 /** Rejections by `<store kind>/<scope>`: fixed by the template set, never by object data. */
-function countRejections(rejections: PipelineResult['rejections']): Record<string, number> {
+function countRejections(rejections: readonly Rejection[]): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const r of rejections) {
     const key = `${r.kind}/${r.scope}`;

@@ -15,7 +15,7 @@ import { abortError, raceAbort } from '../../core/async.js';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { PipelineError } from '../../core/errors.js';
 import { defaultLogger } from '../../core/logger.js';
-import { toPipelineResult, type ExecuteOptions, type PipelineExecutor, type PipelineMode, type PipelineResult } from '../pipeline.js';
+import { toPipelineResult, type ExecuteOptions, type PipelineExecutor, type PipelineMode, type CheckedPipelineResult } from '../pipeline.js';
 import type { StoreProvider } from '../../stores/store-provider.js';
 import { assertTemplateSetRenders } from '../../template-set/template-check.js';
 import { OutputReuse } from './output-reuse.js';
@@ -218,7 +218,7 @@ export class PoolPipeline implements PipelineExecutor {
     );
   }
 
-  async execute(signal: AbortSignal, stores: StoreProvider, mode: PipelineMode, options: ExecuteOptions = {}): Promise<PipelineResult> {
+  async execute(signal: AbortSignal, stores: StoreProvider, mode: PipelineMode, options: ExecuteOptions = {}): Promise<CheckedPipelineResult> {
     if (this.#destroyed) throw new PipelineError('render', 'the worker pool has been destroyed', undefined, 'POOL_UNAVAILABLE');
     signal.throwIfAborted();
     this.#stats.executions++;
@@ -256,7 +256,7 @@ export class PoolPipeline implements PipelineExecutor {
    * within renderTimeoutMs (its task's timer replaces it), and a replacement starts within
    * startTimeoutMs.
    */
-  async #renderAt(signal: AbortSignal, stores: StoreProvider, target: number, mode: PipelineMode, options: ExecuteOptions): Promise<PipelineResult> {
+  async #renderAt(signal: AbortSignal, stores: StoreProvider, target: number, mode: PipelineMode, options: ExecuteOptions): Promise<CheckedPipelineResult> {
     const lease = await this.#leases.acquire(this.#preferredThread, signal, this.#timeoutMs + this.#startTimeoutMs);
     try {
       return await this.#renderOn(lease, signal, stores, target, mode, options);
@@ -265,7 +265,7 @@ export class PoolPipeline implements PipelineExecutor {
     }
   }
 
-  async #renderOn(lease: Lease, signal: AbortSignal, stores: StoreProvider, target: number, mode: PipelineMode, options: ExecuteOptions): Promise<PipelineResult> {
+  async #renderOn(lease: Lease, signal: AbortSignal, stores: StoreProvider, target: number, mode: PipelineMode, options: ExecuteOptions): Promise<CheckedPipelineResult> {
     let dispatchMs = 0;
     const timed: Timed = (fn) => {
       const t0 = this.#clock.monotonic();

@@ -1,0 +1,95 @@
+// What the Coordinator accepts from a PipelineExecutor. Executors are the embedder's extension
+// point, so a result is read defensively: every field SPEC §7 requires is checked once, here,
+// and copied into a plain object, so that a getter that throws, a Proxy or a later mutation by
+// the executor cannot reach the Coordinator's loop. `rejections` is optional (absent: none).
+import type { AuxiliaryFiles, Rejection, RenderTimings } from '../../worker/protocol.js';
+import type { CheckedPipelineResult } from './pipeline.js';
+
+/** A result that could not be read as a PipelineResult: the reason names the field. */
+export class MalformedResultError extends Error {
+  override readonly name = 'MalformedResultError';
+}
+
+const AUXILIARY_KINDS = ['maps', 'files', 'certificates'] as const;
+const TIMING_FIELDS = ['renderMs', 'validateMs', 'totalMs'] as const;
+const REJECTION_FIELDS = ['kind', 'namespace', 'name', 'scope', 'reason'] as const;
+
+/**
+ * Reads an executor's result into a PipelineResult, or throws MalformedResultError naming the
+ * first field that is missing or of the wrong type (a throw while reading counts the same way).
+ */
+export function readPipelineResult(raw: unknown): CheckedPipelineResult {
+  try {
+    return readResult(raw);
+  } catch (error) {
+    if (error instanceof MalformedResultError) throw error;
+    throw new MalformedResultError(`the pipeline result could not be read: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+function readResult(raw: unknown): CheckedPipelineResult {
+  const result = record(raw, 'the pipeline result');
+  const rejections = result['rejections'];
+  return {
+    renderId: text(result['renderId'], 'renderId'),
+    haproxyConfig: text(result['haproxyConfig'], 'haproxyConfig'),
+    auxiliaryFiles: readAuxiliaryFiles(result['auxiliaryFiles']),
+    checksum: text(result['checksum'], 'checksum'),
+    storeVersion: finite(result['storeVersion'], 'storeVersion'),
+    timings: readTimings(result['timings']),
+    warnings: list(result['warnings'], 'warnings').map((w, i) => text(w, `warnings[${i}]`)),
+    rejections: rejections === undefined ? [] : list(rejections, 'rejections').map(readRejection),
+  };
+}
+
+function readAuxiliaryFiles(raw: unknown): AuxiliaryFiles {
+  const aux = record(raw, 'auxiliaryFiles');
+  const out: Record<string, Record<string, string>> = {};
+  for (const kind of AUXILIARY_KINDS) {
+    const files = record(aux[kind], `auxiliaryFiles.${kind}`);
+    const copy: Record<string, string> = {};
+    for (const [name, content] of Object.entries(files)) copy[name] = text(content, `auxiliaryFiles.${kind}[${JSON.stringify(name)}]`);
+    out[kind] = copy;
+  }
+  return out as unknown as AuxiliaryFiles;
+}
+
+function readTimings(raw: unknown): RenderTimings {
+  const timings = record(raw, 'timings');
+  const out: Record<string, number> = {};
+  for (const field of TIMING_FIELDS) out[field] = finite(timings[field], `timings.${field}`);
+  return out as unknown as RenderTimings;
+}
+
+function readRejection(raw: unknown, index: number): Rejection {
+  const rejection = record(raw, `rejections[${index}]`);
+  const out: Record<string, string> = {};
+  for (const field of REJECTION_FIELDS) out[field] = text(rejection[field], `rejections[${index}].${field}`);
+  return out as unknown as Rejection;
+}
+
+function record(value: unknown, what: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new MalformedResultError(`${what} is not an object (got ${describe(value)})`);
+  return value as Record<string, unknown>;
+}
+
+function list(value: unknown, what: string): unknown[] {
+  if (!Array.isArray(value)) throw new MalformedResultError(`${what} is not an array (got ${describe(value)})`);
+  return value;
+}
+
+function text(value: unknown, what: string): string {
+  if (typeof value !== 'string') throw new MalformedResultError(`${what} is not a string (got ${describe(value)})`);
+  return value;
+}
+
+function finite(value: unknown, what: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw new MalformedResultError(`${what} is not a finite number (got ${describe(value)})`);
+  return value;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'undefined' ? 'nothing' : `a ${typeof value}`;
+}
