@@ -92,7 +92,8 @@ export function readKustomization(dir: string): Kustomization {
 export function componentDirs(): string[] {
   return readdirSync(MANIFESTS_DIR)
     .map((name) => join(MANIFESTS_DIR, name))
-    .filter((path) => statSync(path).isDirectory() && existsSync(join(path, 'kustomization.yaml')));
+    .filter((path) => statSync(path).isDirectory() && existsSync(join(path, 'kustomization.yaml')))
+    .sort();
 }
 
 /** The documents of a kustomization's resources (files only: the shipped set has no remote bases). */
