@@ -42,6 +42,7 @@ describe('deploy/kubernetes', () => {
       'PodDisruptionBudget/haptic-haproxy',
       'NetworkPolicy/haptic-haproxy',
       'Secret/haptic-agent-token',
+      'IngressClass/haproxy',
     ]) {
       expect(kinds, expected).toContain(expected);
     }

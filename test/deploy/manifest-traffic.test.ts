@@ -2,8 +2,13 @@
 // render binds, every Service selects pods and names ports they declare, the agent port is open to
 // the controller pods alone, the controller discovers exactly the HAProxy pods, each replicated
 // Deployment has a PodDisruptionBudget and spreads across nodes, the admission webhook is wired to
-// the controller's --webhook-addr, and no Secret holds a real secret.
+// the controller's --webhook-addr, the IngressClass is the template set's, and no Secret holds a
+// real secret.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../helpers/cli-process.js';
 import { documentName, isRecord, manifestVariants, type ManifestDocument } from '../helpers/kube-manifests.js';
 import { argsOf, containerPort, flagValue, listOf, podTemplateOf, portOfAddress, selects, type Fields, type PodTemplate } from '../helpers/kube-pods.js';
 
@@ -137,6 +142,13 @@ describe('traffic and wiring in deploy/kubernetes', () => {
         `${documentName(deployment)}: anti-affinity across nodes`,
       ).toBe(true);
     }
+  });
+
+  it('ships the IngressClass of the default template set: its class name and its controller', () => {
+    const values = (parse(readFileSync(join(REPO_ROOT, 'templates', 'default.yaml'), 'utf8')) as { values: Record<string, unknown> }).values;
+    const classes = byKind(base, 'IngressClass');
+    expect(classes.map((d) => d.object.metadata.name)).toEqual([values.ingressClass]);
+    expect((classes[0].object.spec as Fields).controller).toBe(values.controllerName);
   });
 
   it('ships no real secret: every Secret value is the placeholder', () => {

@@ -6,7 +6,7 @@
 import * as kube from '@kubernetes/client-node';
 import { ValidatingWebhookConfiguration } from 'kubernetes-models/admissionregistration.k8s.io/v1';
 import { Deployment } from 'kubernetes-models/apps/v1';
-import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
+import { IngressClass, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { Namespace, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
@@ -27,6 +27,7 @@ const SCHEMAS: Readonly<Record<string, Schema>> = {
   'apps/v1/Deployment': { model: Deployment, fields: 'V1Deployment' },
   'policy/v1/PodDisruptionBudget': { model: PodDisruptionBudget, fields: 'V1PodDisruptionBudget' },
   'networking.k8s.io/v1/NetworkPolicy': { model: NetworkPolicy, fields: 'V1NetworkPolicy' },
+  'networking.k8s.io/v1/IngressClass': { model: IngressClass, fields: 'V1IngressClass' },
   'rbac.authorization.k8s.io/v1/ClusterRole': { model: ClusterRole, fields: 'V1ClusterRole' },
   'rbac.authorization.k8s.io/v1/ClusterRoleBinding': { model: ClusterRoleBinding, fields: 'V1ClusterRoleBinding' },
   'rbac.authorization.k8s.io/v1/Role': { model: Role, fields: 'V1Role' },
