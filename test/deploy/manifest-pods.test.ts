@@ -125,6 +125,14 @@ describe('pods in deploy/kubernetes', () => {
         expect(volumes.get(String(tmp?.name))?.emptyDir).toBeDefined();
       });
 
+      it(`${where}: an annotated scrape port is the port of --metrics-addr, and a declared containerPort`, () => {
+        const port = pod.template.annotations['prometheus.io/port'];
+        if (port === undefined) return;
+        const served = portOfAddress(flagValue(argsOf(container), '--metrics-addr'));
+        expect(Number(port)).toBe(served);
+        expect(containerPort(container, served)).toBe(served);
+      });
+
       it(`${where}: every $(VAR) in its command line is set from the downward API or a literal`, () => {
         const env = new Map(listOf(container.env).map((e) => [String(e.name), e]));
         for (const arg of argsOf(container)) {

@@ -6,6 +6,7 @@ export type Fields = Record<string, unknown>;
 
 export interface PodTemplate {
   readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
   readonly spec: Fields;
   readonly containers: readonly Fields[];
 }
@@ -16,7 +17,9 @@ export function podTemplateOf(object: KubeObject): PodTemplate | undefined {
   if (template === undefined || !isRecord(template.spec)) return undefined;
   const metadata = isRecord(template.metadata) ? template.metadata : {};
   const containers = [template.spec.initContainers, template.spec.containers].flatMap((list) => (Array.isArray(list) ? list.filter(isRecord) : []));
-  return { labels: (isRecord(metadata.labels) ? metadata.labels : {}) as Record<string, string>, spec: template.spec, containers };
+  const labels = (isRecord(metadata.labels) ? metadata.labels : {}) as Record<string, string>;
+  const annotations = (isRecord(metadata.annotations) ? metadata.annotations : {}) as Record<string, string>;
+  return { labels, annotations, spec: template.spec, containers };
 }
 
 export function argsOf(container: Fields): string[] {
