@@ -74,7 +74,7 @@ async function tunnel(rendered: RenderedDir): Promise<Tunnel> {
 async function reloadWithChange(haproxy: HaproxyProcess, rendered: RenderedDir, n: number): Promise<void> {
   const config = await readFile(rendered.paths.configFile, 'utf8');
   await writeFile(rendered.paths.configFile, config.replace(/string ok[-\d]* if \{ path \/healthz \}/, `string ok-${n} if { path /healthz }`));
-  const result = await haproxy.reload();
+  const result = await haproxy.reload({ pollMs: 25 });
   expect(result.ok, result.detail).toBe(true);
 }
 
