@@ -90,6 +90,7 @@ export class HaproxyProcess {
   #lifecycle = new AbortController();
   #restartTimer: TimerHandle | undefined;
   #restarts = 0;
+  #reloading: Promise<unknown> = Promise.resolve();
 
   /** The layout of an output directory: `<out>/haproxy.cfg`, sockets in `<out>/run`. */
   static forOutputDirectory(outDir: string, options: Partial<HaproxyProcessOptions> = {}): HaproxyProcess {
@@ -154,7 +155,14 @@ export class HaproxyProcess {
    * (at most the reload's `timeoutMs`), and when HAProxy dies during the reload, it is reloaded
    * once more after its restart.
    */
-  async reload(options: Omit<ReloadOptions, 'signal'> = {}): Promise<ReloadResult> {
+  reload(options: Omit<ReloadOptions, 'signal'> = {}): Promise<ReloadResult> {
+    // One at a time, so the room made for one reload's old worker is not taken by another's.
+    const run = this.#reloading.then(() => this.#reloadBounded(options));
+    this.#reloading = run.catch(() => undefined);
+    return run;
+  }
+
+  async #reloadBounded(options: Omit<ReloadOptions, 'signal'>): Promise<ReloadResult> {
     const first = await this.#reloadOnce(options);
     const result = first.died ? (await this.#reloadOnce(options)).result : first.result;
     if (this.#state === 'running') await this.#boundOldWorkers((signal) => this.oldWorkers.afterReload(signal));
