@@ -7,7 +7,7 @@
 // and idle keep-alive connections are closed only after their next answer). HAPTIC_REPORT=1
 // prints the measured figures. With CI=true these tests always run; elsewhere they are skipped,
 // with a notice, without HAProxy.
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -107,6 +107,19 @@ function sampleOldWorkers(haproxy: HaproxyProcess): { stop(): Promise<Sample[]> 
   };
 }
 
+/** Inodes of the sockets listening on 127.0.0.1:<port> (from /proc/net/tcp). */
+async function listeningInodes(port: number): Promise<string[]> {
+  const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const rows = (await readFile('/proc/net/tcp', 'utf8')).split('\n').map((line) => line.trim().split(/\s+/));
+  return rows.filter((f) => f[1] === local && f[3] === '0A').map((f) => f[9] as string).sort();
+}
+
+/** Inodes of the sockets process `pid` holds. */
+async function socketInodes(pid: number): Promise<Set<string>> {
+  const links = await Promise.all((await readdir(`/proc/${pid}/fd`)).map((fd) => readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')));
+  return new Set(links.flatMap((link) => /^socket:\[(\d+)\]$/.exec(link)?.[1] ?? []));
+}
+
 function report(what: string, figures: Record<string, unknown>): void {
   if (REPORT) console.info(`${what}: ${JSON.stringify(figures)}`);
 }
@@ -178,6 +191,8 @@ describe.skipIf(SKIP_HAPROXY)('reloads under held connections and load (real HAP
   it('loses no request and refuses no connection during 20 reloads under 200 requests/s fresh and 200 requests/s keep-alive', async () => {
     const rendered = await liveSite();
     const haproxy = await supervised(rendered);
+    const listeners = await listeningInodes(rendered.ports.http);
+    expect(listeners).toHaveLength(1);
     const fresh = startLoad({ port: rendered.ports.http, host: HOST, ratePerSecond: 200, keepAlive: false });
     const kept = startLoad({ port: rendered.ports.http, host: HOST, ratePerSecond: 200, keepAlive: true });
     const sampler = sampleOldWorkers(haproxy);
@@ -193,7 +208,11 @@ describe.skipIf(SKIP_HAPROXY)('reloads under held connections and load (real HAP
       // The load kept its rate through the storm (a timer on a busy machine may fall a little behind).
       expect(load.sent).toBeGreaterThan((load.durationMs / 1000) * 200 * 0.8);
     }
-    expect((await haproxy.masterCli.showProc()).master.reloads).toBe(20);
+    const after = await haproxy.masterCli.showProc();
+    expect(after.master.reloads).toBe(20);
+    // The master handed the same listening socket to every new worker: nothing was bound again.
+    expect(await listeningInodes(rendered.ports.http)).toEqual(listeners);
+    expect([...(await socketInodes(after.workers[0]?.pid as number))]).toContain(listeners[0]);
     expect(Math.max(...samples.map((s) => s.oldWorkers))).toBeLessThanOrEqual(DEFAULT_MAX_OLD_WORKERS);
     report('reload storm, 20 reloads', { stormMs, fresh: figures(freshReport), keepAlive: figures(keptReport), maxOldWorkersSampled: Math.max(...samples.map((s) => s.oldWorkers)) });
   });
