@@ -3,6 +3,9 @@
 // test can tell which backend served a request and what HAProxy added to it. `kill` closes the
 // listener and every open connection at once, as a crashed pod would. Options make a server slow
 // (it answers after a delay) or sick (another status for some paths, e.g. its health check).
+// A request with `Upgrade` (a WebSocket handshake) gets 101 Switching Protocols, after which the
+// server echoes every byte it receives on that connection: a long-lived tunnel through HAProxy.
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
@@ -48,6 +51,16 @@ export async function startEcho(name: string, host = '127.0.0.1', options: EchoO
       answer();
     }, options.delayMs);
     timers.add(timer);
+  });
+  server.on('upgrade', (req, socket: Socket, head: Buffer) => {
+    // RFC 6455's accept value: HAProxy checks the WebSocket handshake.
+    const accept = createHash('sha1').update(`${String(req.headers['sec-websocket-key'])}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${req.headers.upgrade ?? ''}\r\nSec-WebSocket-Accept: ${accept}\r\nX-Echo-Name: ${name}\r\n\r\n`);
+    if (head.length > 0) socket.write(head);
+    socket.on('data', (chunk: Buffer) => socket.write(chunk));
+    // node:http leaves upgraded sockets half-open; a WebSocket server closes when its client does.
+    socket.on('end', () => socket.end());
+    socket.on('error', () => socket.destroy());
   });
   server.on('connection', (socket) => {
     sockets.add(socket);

@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { defaultLogger } from '../core/logger.js';
 import { runController, type RunOptions } from '../controller/run-controller.js';
+import { DEFAULT_MAX_OLD_WORKERS } from '../haproxy/old-workers.js';
 import { DEFAULT_MAX_MANIFEST_BYTES } from '../sources/manifest/manifest-loader.js';
 import { DEFAULT_TEMPLATE_SET_PATH } from '../template-set/template-set.js';
 import { collect, nonNegativeInteger, positiveInteger, positiveNumber } from './options.js';
@@ -35,6 +36,7 @@ interface RunFlags {
   haproxy: boolean;
   minDeploymentInterval: number;
   driftInterval: number;
+  maxOldWorkers: number;
 }
 
 export function registerRun(program: Command): void {
@@ -62,6 +64,7 @@ export function registerRun(program: Command): void {
     .option('--haproxy', 'start and supervise a local HAProxy on the output (master socket <out>/run/master.sock)', false)
     .addOption(new Option('--min-deployment-interval <ms>', 'least time between two reloads').default(2000).argParser(nonNegativeInteger))
     .addOption(new Option('--drift-interval <ms>', 'redeploy when nothing was deployed for this long').default(60_000).argParser(positiveInteger))
+    .addOption(new Option('--max-old-workers <n>', 'HAProxy workers left draining after reloads; the oldest past it are stopped').default(DEFAULT_MAX_OLD_WORKERS).argParser(nonNegativeInteger))
     .action(async (flags: RunFlags) => {
       process.exitCode = await runCommand(flags);
     });
@@ -99,7 +102,7 @@ async function runCommand(flags: RunFlags): Promise<number> {
           },
         }
       : {}),
-    ...(flags.haproxy ? { haproxy: { minDeploymentIntervalMs: flags.minDeploymentInterval, driftIntervalMs: flags.driftInterval } } : {}),
+    ...(flags.haproxy ? { haproxy: { minDeploymentIntervalMs: flags.minDeploymentInterval, driftIntervalMs: flags.driftInterval, maxOldWorkers: flags.maxOldWorkers } } : {}),
   };
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => {

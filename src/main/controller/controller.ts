@@ -61,11 +61,14 @@ export interface HaproxyOptions {
   readonly minDeploymentIntervalMs?: number;
   /** A deployment is forced when none completed for this long. @default 60000 */
   readonly driftIntervalMs?: number;
+  /** Old HAProxy workers left draining after a reload; the oldest past it are stopped. @default 3 */
+  readonly maxOldWorkers?: number;
 }
 
 /** Callbacks metrics attach to components assembled before the metrics exist. */
 export interface ControllerHooks {
   onHaproxyRestart?: () => void;
+  onOldWorkersStopped?: (count: number) => void;
   onEndpointChangeApplied?: (seconds: number) => void;
 }
 
@@ -114,7 +117,13 @@ export async function assembleController(options: ControllerOptions, choose: { s
     engine.addLeaderComponent(writer);
     return { engine, templateSet, output, writer, haproxy: undefined, hooks };
   }
-  const process = HaproxyProcess.forOutputDirectory(options.out, { clock, logger, onRestart: () => hooks.onHaproxyRestart?.() });
+  const process = HaproxyProcess.forOutputDirectory(options.out, {
+    clock,
+    logger,
+    onRestart: () => hooks.onHaproxyRestart?.(),
+    onOldWorkersStopped: ({ stopped }) => hooks.onOldWorkersStopped?.(stopped),
+    ...(options.haproxy.maxOldWorkers === undefined ? {} : { maxOldWorkers: options.haproxy.maxOldWorkers }),
+  });
   const target = new LocalHaproxyTarget({ output, haproxy: process, logger });
   const deployer = new Deployer({
     bus: engine.bus,

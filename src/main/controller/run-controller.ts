@@ -25,6 +25,7 @@ export async function runController(options: RunOptions, signal: AbortSignal, on
     ...(engine.watchers === undefined ? {} : { sourceProblems: engine.watchers }),
   });
   assembled.hooks.onHaproxyRestart = () => metrics.countHaproxyRestart();
+  assembled.hooks.onOldWorkersStopped = (count) => metrics.countOldWorkersStopped(count);
   assembled.hooks.onEndpointChangeApplied = (seconds) => metrics.observeEndpointChangeToApplied(seconds);
   // Subscribes now, before the engine starts the bus, so it sees the first events too.
   const adapter = new MetricsAdapter(engine.bus, metrics);

@@ -4,6 +4,8 @@
 // `stats socket <runDir>/admin.sock ... level admin` (the default template's `runtimeSocket` value):
 // `runtimeApi` talks to it. The local DeployTarget is built from `runtimeApi` (applyRuntime),
 // OutputDirectory (writeFiles) and `reload()`; `onRestart` feeds haptic_haproxy_restarts_total.
+// Each reload keeps the draining old workers within `maxOldWorkers` (see old-workers.ts), and
+// `onOldWorkersStopped` feeds haptic_haproxy_old_workers_stopped_total.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, lstat, mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -16,6 +18,7 @@ import { haproxyBinary } from './haproxy-check.js';
 import { checkConfigFits, readFdLimit, type FdLimit } from './fd-limits.js';
 import { HaproxyLog } from './haproxy-log.js';
 import { MasterCli, type ReloadOptions, type ReloadResult } from './master-cli.js';
+import { DEFAULT_MAX_OLD_WORKERS, OldWorkerBound, type TrimResult } from './old-workers.js';
 import { RestartBackoff, type RestartBackoffOptions } from './restart-backoff.js';
 import { RuntimeApi } from './runtime-api.js';
 import type { ProcSnapshot } from './show-proc.js';
@@ -44,6 +47,10 @@ export interface HaproxyProcessOptions {
   readonly stdout?: 'inherit' | 'ignore';
   /** The descriptor limit HAProxy will inherit; read from /proc/self/limits when omitted. */
   readonly fdLimit?: FdLimit;
+  /** Old workers left draining after a reload; past it the oldest are stopped. @default DEFAULT_MAX_OLD_WORKERS */
+  readonly maxOldWorkers?: number;
+  /** Called when a reload stopped old workers past `maxOldWorkers` (the metric counts `stopped`). */
+  readonly onOldWorkersStopped?: (event: { readonly stopped: number; readonly killed: number }) => void;
 }
 
 export interface HaproxyRestart {
@@ -69,6 +76,7 @@ export class HaproxyProcess {
   readonly adminSocket: string;
   readonly masterCli: MasterCli;
   readonly runtimeApi: RuntimeApi;
+  readonly oldWorkers: OldWorkerBound;
   readonly #binary: string;
   readonly #clock: Clock;
   readonly #logger: Logger;
@@ -82,6 +90,7 @@ export class HaproxyProcess {
   #lifecycle = new AbortController();
   #restartTimer: TimerHandle | undefined;
   #restarts = 0;
+  #reloading: Promise<unknown> = Promise.resolve();
 
   /** The layout of an output directory: `<out>/haproxy.cfg`, sockets in `<out>/run`. */
   static forOutputDirectory(outDir: string, options: Partial<HaproxyProcessOptions> = {}): HaproxyProcess {
@@ -101,6 +110,8 @@ export class HaproxyProcess {
     this.#backoff = new RestartBackoff(this.#clock, options.backoff);
     this.masterCli = new MasterCli({ socketPath: this.masterSocket, clock: this.#clock });
     this.runtimeApi = new RuntimeApi({ socketPath: this.adminSocket, clock: this.#clock });
+    const maxOldWorkers = options.maxOldWorkers ?? DEFAULT_MAX_OLD_WORKERS;
+    this.oldWorkers = new OldWorkerBound({ maxOldWorkers, clock: this.#clock, showProc: (signal) => this.masterCli.showProc(signal) });
   }
 
   get state(): HaproxyState {
@@ -144,9 +155,30 @@ export class HaproxyProcess {
    * (at most the reload's `timeoutMs`), and when HAProxy dies during the reload, it is reloaded
    * once more after its restart.
    */
-  async reload(options: Omit<ReloadOptions, 'signal'> = {}): Promise<ReloadResult> {
+  reload(options: Omit<ReloadOptions, 'signal'> = {}): Promise<ReloadResult> {
+    // One at a time, so the room made for one reload's old worker is not taken by another's.
+    const run = this.#reloading.then(() => this.#reloadBounded(options));
+    this.#reloading = run.catch(() => undefined);
+    return run;
+  }
+
+  async #reloadBounded(options: Omit<ReloadOptions, 'signal'>): Promise<ReloadResult> {
     const first = await this.#reloadOnce(options);
-    return first.died ? (await this.#reloadOnce(options)).result : first.result;
+    const result = first.died ? (await this.#reloadOnce(options)).result : first.result;
+    if (this.#state === 'running') await this.#boundOldWorkers((signal) => this.oldWorkers.afterReload(signal));
+    return result;
+  }
+
+  /** Stops old workers past the bound; a failure to is logged, never the reload's. */
+  async #boundOldWorkers(trim: (signal: AbortSignal) => Promise<TrimResult>): Promise<void> {
+    try {
+      const { stopped, killed, remaining } = await trim(this.#lifecycle.signal);
+      if (stopped.length === 0) return;
+      this.#logger.warn({ stopped, killed, remaining, maxOldWorkers: this.oldWorkers.maxOldWorkers }, 'stopped the oldest draining HAProxy workers: more than maxOldWorkers');
+      this.#options.onOldWorkersStopped?.({ stopped: stopped.length, killed: killed.length });
+    } catch (error) {
+      if (!this.#lifecycle.signal.aborted) this.#logger.warn({ err: error }, 'could not bound the draining HAProxy workers');
+    }
   }
 
   /** One verified reload once HAProxy runs; `died`: the master it went to exited meanwhile. */
@@ -157,6 +189,7 @@ export class HaproxyProcess {
     if (this.#state !== 'running' || child === undefined || exited === undefined) {
       return { result: { ok: false, detail: `HAProxy is not running (${this.#state})`, workerPid: undefined, reloads: undefined, durationMs: 0 }, died: false };
     }
+    await this.#boundOldWorkers((signal) => this.oldWorkers.beforeReload(signal));
     const mark = this.#log.mark();
     const result = await this.masterCli.reload({ ...options, signal: this.#lifecycle.signal });
     if (result.ok) return { result, died: false };

@@ -87,6 +87,7 @@ export class ControllerMetrics {
   readonly #deploymentSeconds: Histogram<'kind'>;
   readonly #verdicts: Counter<'verdict'>;
   readonly #haproxyRestarts: Counter;
+  readonly #oldWorkersStopped: Counter;
   readonly #endpointSeconds: Histogram;
   readonly #httpRejections: Counter;
 
@@ -207,6 +208,11 @@ export class ControllerMetrics {
       help: 'Times the supervisor restarted HAProxy after it exited.',
       registers,
     });
+    this.#oldWorkersStopped = new Counter({
+      name: 'haptic_haproxy_old_workers_stopped_total',
+      help: 'Draining HAProxy workers the supervisor stopped because more than maxOldWorkers were left by reloads.',
+      registers,
+    });
     this.#endpointSeconds = new Histogram({
       name: 'haptic_endpoint_change_to_applied_seconds',
       help: 'Time from an endpoint change in the cluster to HAProxy applying it.',
@@ -285,6 +291,11 @@ export class ControllerMetrics {
   /** Called by the HAProxy supervisor each time it restarts HAProxy. */
   countHaproxyRestart(): void {
     this.#haproxyRestarts.inc();
+  }
+
+  /** Called by the HAProxy supervisor when it stops old workers past its bound. */
+  countOldWorkersStopped(count: number): void {
+    if (count > 0) this.#oldWorkersStopped.inc(count);
   }
 
   /** Called by the deployer once HAProxy applies an endpoint change. */

@@ -28,6 +28,7 @@ const METRIC_NAMES = [
   'haptic_deployment_duration_seconds',
   'haptic_rendergate_verdicts_total',
   'haptic_haproxy_restarts_total',
+  'haptic_haproxy_old_workers_stopped_total',
   'haptic_endpoint_change_to_applied_seconds',
   'haptic_http_resource_rejections_total',
   'haptic_source_problems_total',
@@ -171,6 +172,15 @@ describe('ControllerMetrics exposition', () => {
     expect(sample(text, 'haptic_endpoint_change_to_applied_seconds_bucket{le="0.001"}')).toBe(0);
     expect(sample(text, 'haptic_endpoint_change_to_applied_seconds_bucket{le="0.005"}')).toBe(1);
     expect(text).toContain('haptic_endpoint_change_to_applied_seconds_bucket{le="10"}');
+  });
+
+  it('counts the draining HAProxy workers the supervisor stopped, without labels', async () => {
+    const metrics = new ControllerMetrics({ defaultMetrics: false });
+    expect(sample(await metrics.metrics(), 'haptic_haproxy_old_workers_stopped_total')).toBe(0);
+    metrics.countOldWorkersStopped(2);
+    metrics.countOldWorkersStopped(0);
+    metrics.countOldWorkersStopped(1);
+    expect(sample(await metrics.metrics(), 'haptic_haproxy_old_workers_stopped_total')).toBe(3);
   });
 });
 
