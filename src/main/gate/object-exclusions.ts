@@ -2,8 +2,7 @@
 // (leader side). Each holds for the version refused: a render that no longer finds the object at
 // that version (changed, or deleted) drops it, so the changed object gets a fresh chance. Bounded.
 import type { Exclusion, Rejection, RenderExclusions } from '../../worker/protocol.js';
-import { escapeLogText } from '../../worker/store/log-text.js';
-import { exclusionKey } from '../../worker/store/render-exclusions.js';
+import { escapeLogText, exclusionKey } from '../../worker/store/object-guard.js';
 
 /** At most this many objects are held; the oldest go first. */
 export const MAX_EXCLUSIONS = 10_000;

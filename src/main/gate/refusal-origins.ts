@@ -5,7 +5,7 @@
 // message as its reason, sanitised (control characters escaped, the PID dropped) and capped.
 import { basename } from 'node:path';
 import type { AuxiliaryFiles, OriginIndex, OriginObject } from '../../worker/protocol.js';
-import { escapeLogText } from '../../worker/store/log-text.js';
+import { escapeLogText } from '../../worker/store/object-guard.js';
 
 /** The longest reason kept per object, in characters. */
 export const MAX_REASON_CHARS = 600;

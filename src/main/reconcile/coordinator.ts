@@ -8,7 +8,7 @@
 //            worker fault (crash, hang, out of memory), with capped exponential backoff, so the
 //            newest store version is rendered even when no further change comes.
 import type { Logger } from 'pino';
-import type { RenderBaseline } from '../../worker/protocol.js';
+import type { RenderBaseline, RenderExclusions } from '../../worker/protocol.js';
 import { deferred } from '../core/async.js';
 import { systemClock, type Clock, type TimerHandle } from '../core/clock.js';
 import { PipelineError } from '../core/errors.js';
@@ -35,6 +35,14 @@ export interface CoordinatorOptions {
   readonly retryBaseMs?: number;
   /** @default 30000 */
   readonly retryMaxMs?: number;
+  /**
+   * The objects the render gate took out of renders (gate/object-exclusions.ts): each render is
+   * given `current()`, then `settle` drops those the render no longer found at their version.
+   */
+  readonly exclusions?: {
+    current(): RenderExclusions;
+    settle(given: RenderExclusions, rejections: PipelineResult['rejections']): void;
+  };
 }
 
 /** The trigger reason of a retry after a worker fault. */
@@ -63,6 +71,7 @@ export class Coordinator {
   readonly #mailboxSize: number;
   readonly #retryBaseMs: number;
   readonly #retryMaxMs: number;
+  readonly #exclusions: CoordinatorOptions['exclusions'];
   #retryDelayMs: number;
   #retryTimer: TimerHandle | undefined;
   #ready = deferred<void>();
@@ -87,6 +96,7 @@ export class Coordinator {
     this.#retryBaseMs = options.retryBaseMs ?? 1000;
     this.#retryMaxMs = options.retryMaxMs ?? 30_000;
     this.#retryDelayMs = this.#retryBaseMs;
+    this.#exclusions = options.exclusions;
   }
 
   get stats(): CoordinatorStats {
@@ -155,8 +165,10 @@ export class Coordinator {
     this.#bus.publish(newEvent('reconciliation.started', { trigger: trigger.reason }, trigger, this.#clock));
     let result: PipelineResult | undefined;
     let failure: PipelineError | undefined;
+    const exclusions = this.#exclusions?.current();
     try {
-      result = (await this.#pipeline.execute(signal, this.#stores, 'reconcile', { baseline: this.baseline })) ?? undefined;
+      const options = exclusions === undefined || exclusions.objects.length === 0 ? { baseline: this.baseline } : { baseline: this.baseline, exclusions };
+      result = (await this.#pipeline.execute(signal, this.#stores, 'reconcile', options)) ?? undefined;
       if (result === undefined) failure = new PipelineError('render', 'the pipeline returned no result');
     } catch (error) {
       failure = error instanceof PipelineError ? error : new PipelineError('render', toError(error));
@@ -170,6 +182,7 @@ export class Coordinator {
     if (result !== undefined && failure === undefined) {
       this.#renders++;
       this.#retryDelayMs = this.#retryBaseMs;
+      if (exclusions !== undefined) this.#exclusions?.settle(exclusions, result.rejections);
       this.#pending = {
         renderId: result.renderId,
         baseline: { haproxyConfig: result.haproxyConfig, auxiliaryFiles: result.auxiliaryFiles },
@@ -191,6 +204,8 @@ export class Coordinator {
             coalescible: trigger.coalescible,
             storeVersion: result.storeVersion,
             rejectionCounts: countRejections(result.rejections),
+            ...(result.origins === undefined ? {} : { origins: result.origins }),
+            ...(exclusions === undefined || exclusions.objects.length === 0 ? {} : { exclusions }),
           },
           trigger,
           this.#clock,
