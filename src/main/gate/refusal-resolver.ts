@@ -57,8 +57,9 @@ export async function resolveRefusal(inputs: RefusalInputs, signal: AbortSignal)
     const own = objects.filter((o) => o.namespace === namespace);
     const byObject = await findCulprits(own, (excluded) => passes({ objects: excluded.map((o) => exclusionOf(o, reason)), namespaces: others }), inputs.maxCulprits);
     checks += byObject.checks;
-    // No subset of its objects makes it pass: the namespace's objects go together.
-    for (const object of byObject.resolved ? byObject.culprits : own) found.push(exclusionOf(object, reason));
+    // An object is taken out only when the render passes without it: when none of the namespace's
+    // objects is to blame (something else of the namespace is), nothing of it is.
+    if (byObject.resolved) for (const object of byObject.culprits) found.push(exclusionOf(object, reason));
   }
   return { exclusions: found, method: found.length > 0 ? 'bisection' : 'none', checks };
 }
