@@ -29,7 +29,7 @@ export interface RefusalInputs {
 export interface RefusalRound {
   /** The objects to take out; empty when nothing could be named. */
   readonly exclusions: readonly Exclusion[];
-  readonly method: 'lines' | 'bisection' | 'none';
+  readonly method: 'lines' | 'bisection' | 'none' | 'transient';
   /** Trial renders checked by the bisection. */
   readonly checks: number;
 }
@@ -47,9 +47,12 @@ export async function resolveRefusal(inputs: RefusalInputs, signal: AbortSignal)
     const trial = await rerender({ objects: [...inputs.exclusions.objects, ...extra.objects], namespaces: extra.namespaces ?? [] }, signal);
     return (await check(trial, signal)).ok;
   };
+  // A timeout may be the host's load rather than the config: checked once more before anyone is
+  // blamed, so an innocent object is never taken out for a slow moment.
+  if (inputs.timedOut && (await check(inputs.render, signal)).ok) return { exclusions: [], method: 'transient', checks: 1 };
   const namespaces = [...new Set(objects.map((o) => o.namespace))].sort();
   const byNamespace = await findCulprits(namespaces, (excluded) => passes({ objects: [], namespaces: excluded }), inputs.maxCulprits);
-  let checks = byNamespace.checks;
+  let checks = byNamespace.checks + (inputs.timedOut ? 1 : 0);
   const reason = bisectionReason(inputs);
   const found: Exclusion[] = [];
   for (const namespace of byNamespace.culprits) {

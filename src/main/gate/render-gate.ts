@@ -119,11 +119,11 @@ export class RenderGate {
         const started = this.#clock.monotonic();
         const verdict = await this.#check(render, term);
         if (term.aborted) return;
-        const excluded = verdict.refused ? await this.#exclude(render, verdict, queue.depth === 0, term) : 0;
+        const { excluded, again } = verdict.refused ? await this.#exclude(render, verdict, queue.depth === 0, term) : { excluded: 0, again: false };
         if (term.aborted) return;
         this.#publish(render, verdict, queue.depth === 0, this.#clock.monotonic() - started, excluded);
         // After the verdict, so the Coordinator has rolled its baseline back when it renders again.
-        if (excluded > 0) this.#bus.publish(newEvent('reconciliation.triggered', { reason: GATE_REFUSAL, coalescible: false }, render, this.#clock));
+        if (again) this.#bus.publish(newEvent('reconciliation.triggered', { reason: GATE_REFUSAL, coalescible: false }, render, this.#clock));
       }
     } finally {
       queue.close();
@@ -132,12 +132,14 @@ export class RenderGate {
   }
 
   /**
-   * Takes the objects behind a refusal out of renders; returns how many were not out already.
-   * Bisection (trial renders) runs only for the newest render: a newer one is judged next anyway.
+   * Takes the objects behind a refusal out of renders: `excluded` is how many were not out
+   * already, `again` whether to ask for a new render (objects were taken out, or a timeout did not
+   * happen again). Bisection (trial renders) runs only for the newest render: a newer one is
+   * judged next anyway.
    */
-  async #exclude(render: EventOf<'template.rendered'>, verdict: Verdict, newest: boolean, term: AbortSignal): Promise<number> {
+  async #exclude(render: EventOf<'template.rendered'>, verdict: Verdict, newest: boolean, term: AbortSignal): Promise<{ excluded: number; again: boolean }> {
     const exclusions = this.#exclusions;
-    if (exclusions === undefined) return 0;
+    if (exclusions === undefined) return { excluded: 0, again: false };
     const rerender = newest ? this.#rerender : undefined;
     try {
       const round = await resolveRefusal(
@@ -156,11 +158,12 @@ export class RenderGate {
       for (const e of round.exclusions) {
         this.#logger.warn({ renderId: render.renderId, object: `${e.kind} ${e.namespace}/${e.name}`, method: round.method, reason: e.reason }, 'object taken out of renders: HAProxy refused what it produced');
       }
-      if (round.exclusions.length === 0) this.#logger.warn({ renderId: render.renderId, checks: round.checks }, 'the refusal names no object; every change is held until a render passes');
-      return added;
+      if (round.method === 'transient') this.#logger.warn({ renderId: render.renderId }, 'haproxy -c timed out once and then passed; rendering again');
+      else if (round.exclusions.length === 0) this.#logger.warn({ renderId: render.renderId, checks: round.checks }, 'the refusal names no object; every change is held until a render passes');
+      return { excluded: added, again: added > 0 || round.method === 'transient' };
     } catch (error) {
       if (!term.aborted) this.#logger.warn({ err: error, renderId: render.renderId }, 'could not trace the refusal to objects');
-      return 0;
+      return { excluded: 0, again: false };
     }
   }
 
