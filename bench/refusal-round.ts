@@ -4,7 +4,8 @@
 // `haproxy -c` (refused), tracing its message to the Ingress (refusedObjects), the render without
 // it (incremental, on the same worker), and the `haproxy -c` that passes it. Then the same
 // refusal with no line to trace (as after a timeout): the bisection by namespace and by Ingress,
-// each step a trial render and a real `haproxy -c`. Writes bench/results/refusal-round.json.
+// each step a trial render and a real `haproxy -c`. Also the per-render cost of the origin index's
+// section scan. Writes bench/results/refusal-round.json.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { silentLogger } from '../src/main/core/logger.js';
@@ -15,7 +16,8 @@ import { PoolPipeline } from '../src/main/pipeline/pool/pool-pipeline.js';
 import { SYNTHETIC_CLUSTER_VALUES } from '../src/main/sources/synthetic/synthetic-cluster.js';
 import { loadTemplateSet } from '../src/main/template-set/template-set.js';
 import type { OutputPaths } from '../src/worker/protocol.js';
-import { environment, populatedStores, printTable, sig, type Row } from './lib.js';
+import { configSections } from '../src/worker/render/origin-index.js';
+import { environment, median, populatedStores, printTable, sig, type Row } from './lib.js';
 
 const sizes = process.argv.slice(2).map(Number).filter((n) => Number.isInteger(n) && n > 0);
 const N = sizes.length > 0 ? sizes : [1_000];
@@ -48,6 +50,13 @@ for (const n of N) {
     const baseline = { haproxyConfig: first.haproxyConfig, auxiliaryFiles: first.auxiliaryFiles };
     const origins = first.origins;
     if (origins === undefined) throw new Error('the render carries no origin index');
+    // What every render pays for its index: the scan for section lines (the rest is one map of the backends).
+    const scans: number[] = [];
+    for (let i = 0; i < 21; i++) {
+      const started = performance.now();
+      configSections(first.haproxyConfig, origins.names);
+      scans.push(performance.now() - started);
+    }
     // An Ingress in the middle of the config.
     const victim = origins.sections.filter((s) => s.object >= 0)[Math.floor(origins.sections.length / 2)] ?? origins.sections.find((s) => s.object >= 0);
     if (victim === undefined) throw new Error('no backend section');
@@ -93,6 +102,7 @@ for (const n of N) {
       namespaces: new Set(origins.objects.map((o) => o.namespace)).size,
       configBytes: first.haproxyConfig.length,
       indexSections: origins.sections.length,
+      indexScanMs: sig(median(scans), 2),
       firstCheckMs: sig(firstCheckMs),
       traceMs: sig(traceMs, 2),
       rerenderMs: sig(rerenderMs),

@@ -1,6 +1,7 @@
 // Coordinator (leader only): runs one reconciliation at a time, coalescing the triggers that
 // arrive meanwhile, and calls its PipelineExecutor directly. Keeps the auxiliary baseline of the
-// leadership term and settles it on the render gate's verdicts.
+// leadership term and settles it on the render gate's verdicts. With `exclusions`, each render
+// also leaves out the objects the render gate took out (as data in the execute options).
 // Subscribes (in start, leader-only): reconciliation.triggered, rendergate.completed
 // Publishes: reconciliation.started -> template.rendered | reconciliation.failed
 //            -> reconciliation.completed, all in the trigger's correlation;
