@@ -1,9 +1,10 @@
 // `run --manifests --haproxy` with a value only HAProxy can judge: the template set writes an
 // Ingress annotation raw into `http-request deny if { path -m reg <value> }` (no object check
 // reads that annotation, so the test does not depend on what the validator learns). A pattern
-// PCRE2 refuses makes `haproxy -c` refuse the config; the render gate traces the refusal to that
-// Ingress, takes it out, and the rest deploys: other Ingresses created or edited afterwards are
-// served (real requests through HAProxy), and the refused one gets a fresh chance once edited.
+// PCRE2 refuses, or a header value HAProxy refuses, makes `haproxy -c` refuse the config; the
+// render gate traces each refusal to its Ingress, takes it out, and the rest deploys: other
+// Ingresses created or edited afterwards are served (real requests through HAProxy), and a
+// refused one gets a fresh chance once edited.
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +17,7 @@ import { send } from '../helpers/e2e-client.js';
 import { EchoFleet, type EchoServer } from '../helpers/e2e-echo.js';
 import { eventually } from '../helpers/eventually.js';
 import { freePorts, SKIP_HAPROXY, skipNotice } from '../helpers/haproxy-harness.js';
-import { RAW_DENY_ANNOTATION, rawAnnotationTemplateSet } from '../helpers/raw-annotation-templates.js';
+import { RAW_DENY_ANNOTATION, RAW_HEADER_ANNOTATION, rawAnnotationTemplateSet } from '../helpers/raw-annotation-templates.js';
 
 skipNotice('test/e2e/gate-verdict.test.ts');
 
@@ -47,11 +48,12 @@ function tenant(namespace: string, server: EchoServer): KubeObject[] {
   ];
 }
 
-function ingress(namespace: string, name: string, host: string, denyPath?: string): KubeObject {
+function ingress(namespace: string, name: string, host: string, denyPath?: string, header?: string): KubeObject {
+  const annotations = { ...(denyPath === undefined ? {} : { [RAW_DENY_ANNOTATION]: denyPath }), ...(header === undefined ? {} : { [RAW_HEADER_ANNOTATION]: header }) };
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'Ingress',
-    metadata: { name, namespace, ...(denyPath === undefined ? {} : { annotations: { [RAW_DENY_ANNOTATION]: denyPath } }) },
+    metadata: { name, namespace, annotations },
     spec: { ingressClassName: 'haproxy', rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }] },
   };
 }
@@ -64,7 +66,7 @@ const metric = async (name: string): Promise<number> => {
   return Number(new RegExp(`^${name.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
 };
 
-describe.skipIf(SKIP_HAPROXY)('run --haproxy: HAProxy refuses one Ingress', () => {
+describe.skipIf(SKIP_HAPROXY)('run --haproxy: HAProxy refuses some Ingresses', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'gate-verdict-'));
     manifests = join(dir, 'manifests');
@@ -77,6 +79,7 @@ describe.skipIf(SKIP_HAPROXY)('run --haproxy: HAProxy refuses one Ingress', () =
     await writeFile(templates, await rawAnnotationTemplateSet());
     await write('shop.yaml', ...tenant('shop', web), ingress('shop', 'shop', 'shop.test', '^/private'));
     await write('evil.yaml', ...tenant('evil', web));
+    await write('noisy.yaml', ...tenant('noisy', web));
     controller = startCli([
       'run', '--manifests', manifests, '--out', out, '--haproxy', '--metrics-addr', '127.0.0.1:0', '--threads', '1', '--templates', templates,
       '--min-deployment-interval', '500',
@@ -100,13 +103,15 @@ describe.skipIf(SKIP_HAPROXY)('run --haproxy: HAProxy refuses one Ingress', () =
     expect(await status('shop.test', '/private/x')).toBe(403);
   });
 
-  it('rejects only the Ingress whose value HAProxy refuses; Ingresses created and edited afterwards are served', async () => {
+  it('rejects only the Ingresses whose values HAProxy refuses; Ingresses created and edited afterwards are served', async () => {
     const refusedBefore = await metric('haptic_rendergate_verdicts_total{verdict="refused"}');
     await write('evil.yaml', ...tenant('evil', web), ingress('evil', 'bad', 'evil.test', PCRE_REFUSED));
+    await write('noisy.yaml', ...tenant('noisy', web), ingress('noisy', 'loud', 'noisy.test', undefined, 'two words'));
     await eventually(async () => (await metric('haptic_rendergate_verdicts_total{verdict="refused"}')) > refusedBefore, 'the gate refusing the render', 30_000);
-    // The rejection is among the render's rejections, with HAProxy's own message in the log.
-    await eventually(async () => (await metric('haptic_rejections{kind="Ingress",scope="object"}')) === 1, 'the Ingress counted as rejected', 30_000);
+    // The rejections are among the render's rejections, with HAProxy's own messages in the log.
+    await eventually(async () => (await metric('haptic_rejections{kind="Ingress",scope="object"}')) === 2, 'both Ingresses counted as rejected', 30_000);
     expect(controller.output()).toContain("regex '[\\\\d-z]' is invalid");
+    expect(controller.output()).toContain("'http-request set-header' expects either 'if' or 'unless' followed by a condition but found 'words'");
     // Later changes of the other tenant deploy: a new Ingress, and an edit of the old one.
     await write('shop.yaml', ...tenant('shop', web), ingress('shop', 'shop', 'shop.test', '^/secret'), ingress('shop', 'late', 'late.test'));
     await eventually(async () => (await status('late.test', '/')) === 200, 'the Ingress created afterwards served', 30_000);
@@ -114,15 +119,17 @@ describe.skipIf(SKIP_HAPROXY)('run --haproxy: HAProxy refuses one Ingress', () =
     expect(await status('shop.test', '/private/x')).toBe(200);
     // The refused one is not served, and nothing HAProxy refused was deployed.
     expect(await status('evil.test', '/')).toBe(404);
-    expect(await metric('haptic_rejections{kind="Ingress",scope="object"}')).toBe(1);
+    expect(await status('noisy.test', '/')).toBe(404);
+    expect(await metric('haptic_rejections{kind="Ingress",scope="object"}')).toBe(2);
   });
 
   it('gives the refused Ingress a fresh chance once it is edited', async () => {
     await write('evil.yaml', ...tenant('evil', web), ingress('evil', 'bad', 'evil.test', '^/blocked'));
     await eventually(async () => (await status('evil.test', '/')) === 200, 'the edited Ingress served', 30_000);
     expect(await status('evil.test', '/blocked')).toBe(403);
-    // A gauge series without rejections is not exported at all.
-    await eventually(async () => !((await metric('haptic_rejections{kind="Ingress",scope="object"}')) > 0), 'no rejection left', 30_000);
+    // The other refused Ingress stays out until it changes.
+    await eventually(async () => (await metric('haptic_rejections{kind="Ingress",scope="object"}')) === 1, 'one rejection left', 30_000);
+    expect(await status('noisy.test', '/')).toBe(404);
     expect(await status('late.test', '/')).toBe(200);
   });
 });

@@ -1,13 +1,16 @@
 // A template set for tests of the render gate's per-object verdict: the default set, with each
 // backend's section also writing its Ingress's `test.haptic/deny-path` annotation raw into
-// `http-request deny if { path -m reg <value> }`. No object check looks at that annotation, so
-// only HAProxy judges the value: a pattern PCRE2 refuses (`[\d-z]`, which JavaScript accepts)
-// makes `haproxy -c` refuse the config at that backend's line, whatever the validator learns.
+// `http-request deny if { path -m reg <value> }`, and `test.haptic/set-header` raw into
+// `http-request set-header X-Test <value>`. No object check looks at those annotations, so only
+// HAProxy judges the values: a pattern PCRE2 refuses (`[\d-z]`, which JavaScript accepts), or a
+// header value of two words (read as a condition that is not one), makes `haproxy -c` refuse the config
+// at that backend's line, whatever the validator learns.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { REPO_ROOT } from './cli-process.js';
 
 export const RAW_DENY_ANNOTATION = 'test.haptic/deny-path';
+export const RAW_HEADER_ANNOTATION = 'test.haptic/set-header';
 
 /** The YAML text of the template set (write it to a file for `--templates`). */
 export async function rawAnnotationTemplateSet(): Promise<string> {
@@ -23,6 +26,9 @@ export async function rawAnnotationTemplateSet(): Promise<string> {
     '    {{#each (fetch "ingresses" b.namespace b.ingress)}}',
     `    {{#with (lookup metadata.annotations "${RAW_DENY_ANNOTATION}")}}`,
     '      http-request deny deny_status 403 if { path -m reg {{this}} }',
+    '    {{/with}}',
+    `    {{#with (lookup metadata.annotations "${RAW_HEADER_ANNOTATION}")}}`,
+    '      http-request set-header X-Test {{this}}',
     '    {{/with}}',
     '    {{/each}}',
     '',
