@@ -18,7 +18,7 @@ import { SingleReplicaElector, type Elector } from './leadership/elector.js';
 import { InlinePipeline } from './pipeline/inline-pipeline.js';
 import type { PipelineExecutor } from './pipeline/pipeline.js';
 import { PoolPipeline } from './pipeline/pool/pool-pipeline.js';
-import { Coordinator } from './reconcile/coordinator.js';
+import { Coordinator, type CoordinatorOptions } from './reconcile/coordinator.js';
 import { Reconciler } from './reconcile/reconciler.js';
 import type { Source } from './sources/source.js';
 import { WatcherSet } from './sources/watcher-set.js';
@@ -57,6 +57,8 @@ export interface EngineOptions {
   readonly elector?: Elector;
   readonly clock?: Clock;
   readonly logger?: Logger;
+  /** The objects the render gate takes out of renders (gate/object-exclusions.ts). @default none */
+  readonly exclusions?: CoordinatorOptions['exclusions'];
   /** Passed to the bus. @default 1000 */
   readonly preStartBufferSize?: number;
   readonly onDrop?: (info: DropInfo) => void;
@@ -132,7 +134,14 @@ export class Engine {
       ...(options.onDrop === undefined ? {} : { onDrop: options.onDrop }),
     });
     this.reconciler = new Reconciler(this.bus, logger, clock);
-    this.coordinator = new Coordinator({ eventBus: this.bus, pipeline, storeProvider: this.stores, logger, clock });
+    this.coordinator = new Coordinator({
+      eventBus: this.bus,
+      pipeline,
+      storeProvider: this.stores,
+      logger,
+      clock,
+      ...(options.exclusions === undefined ? {} : { exclusions: options.exclusions }),
+    });
     this.#leaderComponents = [this.coordinator];
     this.#sources = options.sources ?? [];
     this.#definitions = options.templateSet.stores;

@@ -96,6 +96,7 @@ export default function render(task: RenderTask): RenderTaskResult {
     lookup: (name) => replica.store(name),
     storeVersion: replica.version,
     baseline,
+    exclusions: task.exclusions,
   });
   if (!outcome.ok) return { ...outcome, threadId };
   const receivedRef = task.receivedOutputs?.[threadId];

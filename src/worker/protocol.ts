@@ -37,6 +37,65 @@ export interface Rejection {
   readonly reason: string;
 }
 
+/**
+ * An object the render gate took out of renders because HAProxy refused what it produced. It
+ * holds for the object's `version` only (`objectVersion`: its resourceVersion, or a digest of
+ * its content): a changed object gets a fresh chance. `kind` is the store kind (`Ingress`).
+ */
+export interface Exclusion {
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly version: string;
+  /** Why, as the object's rejection reason: HAProxy's own message, sanitised and capped. */
+  readonly reason: string;
+}
+
+/** What a render leaves out on the render gate's word. Plain data; both parts may be empty. */
+export interface RenderExclusions {
+  /** Each becomes an object rejection of the render when the object is still at that version. */
+  readonly objects: readonly Exclusion[];
+  /**
+   * Every object of these namespaces is left out, without a rejection: the gate's trial renders
+   * while it narrows a refusal down (bisection).
+   */
+  readonly namespaces?: readonly string[];
+}
+
+/** An object that produced part of a render (an Ingress, through its backends). */
+export interface OriginObject {
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** `objectVersion` of the object rendered. */
+  readonly version: string;
+}
+
+/**
+ * One section of the rendered config: its keyword (`global`, `defaults`, `frontend`, `backend`,
+ * `userlist`...), its name, its lines (1-based, inclusive) and the index in `OriginIndex.objects`
+ * of the object it came from (-1: none, the template set's own).
+ */
+export interface OriginSection {
+  readonly keyword: string;
+  readonly name: string;
+  readonly firstLine: number;
+  readonly lastLine: number;
+  readonly object: number;
+}
+
+/**
+ * Where a render's text came from: the config as ranges of lines (sections), and the names that
+ * map and file entries refer to (backends, userlists) with their objects. One entry per section
+ * and per object, never per line; built in the worker, crossing threads as plain data.
+ */
+export interface OriginIndex {
+  readonly objects: readonly OriginObject[];
+  readonly sections: readonly OriginSection[];
+  /** Backend and userlist names -> index in `objects`. */
+  readonly names: Readonly<Record<string, number>>;
+}
+
 /** A Kubernetes-shaped object as stored. Only `metadata.name` is required by the stores. */
 export interface KubeObject {
   apiVersion?: string;
@@ -141,6 +200,8 @@ export interface RenderSuccess {
   readonly warnings: readonly string[];
   /** Objects and parts of objects left out of this render (each also a `rejected …` warning). */
   readonly rejections: readonly Rejection[];
+  /** Which objects the config's sections and the entries' names came from. */
+  readonly origins?: OriginIndex;
   /** The worker thread that rendered it (absent inline). */
   readonly threadId?: number;
   /**
@@ -192,6 +253,8 @@ export interface RenderTask {
    * worker. The worker leaves out of its result every file equal to the one in that output.
    */
   readonly receivedOutputs?: Readonly<Record<number, string>>;
+  /** What the render gate takes out of this render (absent: nothing). */
+  readonly exclusions?: RenderExclusions;
 }
 
 /** A worker's replica was not at the version a task named; the main thread syncs and retries. */

@@ -1,11 +1,13 @@
 // `haptic-reconciler render`: loads a manifest directory once, renders and validates it on the
-// worker pool, writes the output, and optionally asks HAProxy first (`--check`: a refused render
-// leaves the previous output in place). Exit 0: good; 1: a phase failed or HAProxy refused; 2:
+// worker pool, writes the output, and optionally asks HAProxy first (`--check`: objects behind a
+// refusal are rejected with HAProxy's message and the rest rendered again; a refusal no object
+// can be blamed for leaves the previous output in place). Exit 0: good; 1: a phase failed or HAProxy refused; 2:
 // written, but objects or parts of objects were rejected (each printed with its file:line).
 import { Option, type Command } from 'commander';
 import { resolve } from 'node:path';
 import { defaultLogger } from '../core/logger.js';
 import { haproxyRenderChecker } from '../gate/render-checker.js';
+import { checkWithExclusions } from '../gate/refusal-rounds.js';
 import { haproxyVersion } from '../haproxy/haproxy-check.js';
 import { outputPathsIn, writeRenderOutput } from '../output/render-output.js';
 import { PipelineError } from '../pipeline/pipeline.js';
@@ -55,7 +57,25 @@ async function renderCommand(opts: RenderFlags): Promise<number> {
   for (const { store, object } of loaded.objects) stores.store(store).upsert(object);
   const pipeline = await PoolPipeline.create({ templateSet: set, logger: defaultLogger(), ...(opts.threads === undefined ? {} : { threads: opts.threads }) });
   try {
-    const result = await pipeline.execute(AbortSignal.timeout(120_000), stores, 'reconcile');
+    let result = await pipeline.execute(AbortSignal.timeout(120_000), stores, 'reconcile');
+    if (opts.check) {
+      const version = await haproxyVersion();
+      if (version === null) {
+        console.error('warning: --check: haproxy is not installed; skipped');
+      } else {
+        // HAProxy judges a private copy first: a refused render never replaces the previous output.
+        // A refusal HAProxy traces to objects costs only those objects: they are rejected, the rest is written.
+        const signal = AbortSignal.timeout(120_000);
+        const checked = await checkWithExclusions(result, haproxyRenderChecker({ directories: dirs }), (exclusions, s) => pipeline.execute(s, stores, 'reconcile', { exclusions }), signal);
+        const verdict = checked.verdict;
+        result = checked.render;
+        console.log(`haproxy -c (${version}): ${verdict.ok ? 'valid' : verdict.refused ? 'REJECTED' : 'could not run'}`);
+        if (!verdict.ok) {
+          console.error(`${verdict.message}\nthe previous output in ${out} was left as it was`);
+          return 1;
+        }
+      }
+    }
     const rejections = result.rejections ?? [];
     const sources = sourcesByObject(loaded.objects);
     for (const rejection of rejections) console.error(`rejected: ${describeRejection(rejection, sources)}`);
@@ -67,20 +87,6 @@ async function renderCommand(opts: RenderFlags): Promise<number> {
       `loaded ${loaded.objects.length} objects from ${loaded.files} files (${loaded.ignored} of unwatched kinds); ` +
         `${loaded.errors.length} documents refused by the loader, ${rejectedObjects} objects rejected, ${dropped} parts of objects dropped`,
     );
-    if (opts.check) {
-      const version = await haproxyVersion();
-      if (version === null) {
-        console.error('warning: --check: haproxy is not installed; skipped');
-      } else {
-        // HAProxy judges a private copy first: a refused render never replaces the previous output.
-        const verdict = await haproxyRenderChecker({ directories: dirs })(result, AbortSignal.timeout(120_000));
-        console.log(`haproxy -c (${version}): ${verdict.ok ? 'valid' : verdict.refused ? 'REJECTED' : 'could not run'}`);
-        if (!verdict.ok) {
-          console.error(`${verdict.message}\nthe previous output in ${out} was left as it was`);
-          return 1;
-        }
-      }
-    }
     await writeRenderOutput(dirs, result.haproxyConfig, result.auxiliaryFiles);
     const aux = result.auxiliaryFiles;
     console.log(

@@ -4,7 +4,7 @@
 // or with HAProxy the render gate, deployer and drift monitor), serves metrics and health, and
 // runs it all under one AbortSignal.
 import type { Logger } from 'pino';
-import type { TemplateSetSource } from '../../worker/protocol.js';
+import type { RenderExclusions, TemplateSetSource } from '../../worker/protocol.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { defaultLogger } from '../core/logger.js';
 import { Engine } from '../engine.js';
@@ -12,11 +12,13 @@ import { SingleReplicaElector, type Elector } from '../leadership/elector.js';
 import { join } from 'node:path';
 import { Deployer } from '../deploy/deployer.js';
 import { DriftPreventionMonitor } from '../deploy/drift-monitor.js';
+import { ObjectExclusions } from '../gate/object-exclusions.js';
 import { RenderGate } from '../gate/render-gate.js';
 import { HaproxyProcess } from '../haproxy/haproxy-process.js';
 import { LocalHaproxyTarget } from '../haproxy/local-haproxy-target.js';
 import { OutputDirectory, outputPathsIn } from '../output/output-directory.js';
 import { OutputWriter } from '../output/output-writer.js';
+import type { PipelineResult } from '../pipeline/pipeline.js';
 import type { ManifestLimits } from '../sources/manifest/manifest-loader.js';
 import { ManifestSource } from '../sources/manifest/manifest-source.js';
 import type { Source } from '../sources/source.js';
@@ -102,7 +104,10 @@ export async function assembleController(options: ControllerOptions, choose: { s
   const templateSet = await loadControllerTemplateSet(options, runtime);
   const source = choose.source ?? (await sourceFor(options, clock, logger));
   const elector = choose.elector ?? (await electorFor(options, clock, logger));
+  // Objects HAProxy refused, taken out of renders by the render gate (with --haproxy).
+  const exclusions = new ObjectExclusions();
   const engine = await Engine.create({
+    exclusions,
     templateSet,
     sources: [source],
     elector,
@@ -135,7 +140,9 @@ export async function assembleController(options: ControllerOptions, choose: { s
     onEndpointChangeApplied: (seconds) => hooks.onEndpointChangeApplied?.(seconds),
     ...(options.haproxy.minDeploymentIntervalMs === undefined ? {} : { minDeploymentIntervalMs: options.haproxy.minDeploymentIntervalMs }),
   });
-  engine.addLeaderComponent(new RenderGate({ bus: engine.bus, directories: paths, clock, logger }));
+  const rerender = (excluded: RenderExclusions, signal: AbortSignal): Promise<PipelineResult> =>
+    engine.pipeline.execute(signal, engine.stores, 'admission', { baseline: engine.coordinator.baseline, exclusions: excluded });
+  engine.addLeaderComponent(new RenderGate({ bus: engine.bus, directories: paths, clock, logger, exclusions, rerender }));
   engine.addLeaderComponent(deployer);
   engine.addLeaderComponent(
     new DriftPreventionMonitor({ bus: engine.bus, clock, logger, ...(options.haproxy.driftIntervalMs === undefined ? {} : { driftIntervalMs: options.haproxy.driftIntervalMs }) }),

@@ -2,7 +2,7 @@
 // Names are dotted past-tense facts. `newEvent` stamps identity, time and correlation so that
 // every event of one reconciliation can be followed from its trigger to its deploy.
 import { randomUUID } from 'node:crypto';
-import type { AuxiliaryFiles, FailurePhase } from '../../worker/protocol.js';
+import type { AuxiliaryFiles, FailurePhase, OriginIndex, RenderExclusions } from '../../worker/protocol.js';
 import { systemClock, type Clock } from '../core/clock.js';
 
 export type { AuxiliaryFiles, FailurePhase } from '../../worker/protocol.js';
@@ -47,6 +47,10 @@ export interface EventFields {
     readonly storeVersion: number;
     /** What the object checks left out of this render: `<store kind>/<scope>` -> count. */
     readonly rejectionCounts?: Readonly<Record<string, number>>;
+    /** Which objects the config's sections and entries came from (the render gate traces a refusal with it). */
+    readonly origins?: OriginIndex;
+    /** What the render left out on the render gate's word. */
+    readonly exclusions?: RenderExclusions;
   };
   'reconciliation.failed': {
     readonly error: string;
@@ -66,6 +70,11 @@ export interface EventFields {
     readonly newest: boolean;
     readonly message: string;
     readonly durationMs: number;
+    /**
+     * Objects the gate took out of later renders because of this refusal (traced from HAProxy's
+     * messages, or by bisection); the gate then asks for a render without them.
+     */
+    readonly excluded?: number;
   };
   'deployment.completed': {
     /** The trigger reason of the render deployed (`drift_prevention` for a forced deployment). */

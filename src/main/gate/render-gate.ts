@@ -1,16 +1,28 @@
 // RenderGate (leader only): HAProxy's own verdict (`haproxy -c`, in a child process) on the newest
 // render, one check at a time; renders arriving meanwhile replace each other. A check past
-// `timeoutMs`, or one that cannot run, is unknown: neither passed nor refused.
+// `timeoutMs` is a refusal; one that cannot run at all is unknown: neither passed nor refused.
+// With `exclusions`, a refusal costs only the objects behind it: HAProxy's `[file:line]` messages
+// are traced back to objects through the render's origin index (or, when they name none, found by
+// bisection over namespaces with `rerender`); those objects are taken out of renders while they
+// stay at the version refused, and a render without them is asked for (refusal-resolver.ts).
 // Subscribes (in start, leader-only): template.rendered
-// Publishes: rendergate.completed {renderId, ok, refused, newest, message, durationMs}
+// Publishes: rendergate.completed {renderId, ok, refused, newest, message, durationMs, excluded?},
+//            then reconciliation.triggered {reason: 'gate_refusal'} when it took objects out
 import type { Logger } from 'pino';
 import type { EventBus } from '../bus/event-bus.js';
 import { deferred, raceAbort } from '../core/async.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { defaultLogger } from '../core/logger.js';
 import { newEvent, type ControllerEvent, type EventOf } from '../events/events.js';
-import type { OutputPaths } from '../../worker/protocol.js';
+import type { OutputPaths, RenderExclusions } from '../../worker/protocol.js';
+import type { ObjectExclusions } from './object-exclusions.js';
+import { resolveRefusal, type GateRender } from './refusal-resolver.js';
 import { haproxyRenderChecker, type HaproxyVerdict, type RenderChecker } from './render-checker.js';
+
+/** The trigger reason of the render asked for after the gate took objects out. */
+export const GATE_REFUSAL = 'gate_refusal';
+
+type Verdict = HaproxyVerdict & { readonly timedOut?: boolean };
 
 export interface RenderGateOptions {
   readonly bus: EventBus<ControllerEvent>;
@@ -21,10 +33,17 @@ export interface RenderGateOptions {
   readonly directories?: OutputPaths;
   /** Replaces `haproxy -c` (tests, or a remote checker). @default haproxyRenderChecker({ directories }) */
   readonly checker?: RenderChecker;
-  /** A check running longer is aborted and reported as unknown. @default 30000 */
+  /** A check running longer is aborted and counts as a refusal. @default 30000 */
   readonly timeoutMs?: number;
   /** Longest message published; HAProxy's alerts come first. @default 8192 */
   readonly maxMessageBytes?: number;
+  /**
+   * Where objects behind a refusal are taken out (the Coordinator's). Without it a refusal holds
+   * every change until a render passes.
+   */
+  readonly exclusions?: ObjectExclusions;
+  /** Renders the current stores with these exclusions: the bisection's trial renders. Without it, only traced lines count. */
+  readonly rerender?: (exclusions: RenderExclusions, signal: AbortSignal) => Promise<GateRender>;
   /** @default systemClock */
   readonly clock?: Clock;
   readonly logger?: Logger;
@@ -33,8 +52,12 @@ export interface RenderGateOptions {
 export interface RenderGateStats {
   readonly passed: number;
   readonly refused: number;
-  /** Checks that could not run or timed out. */
+  /** Checks that could not run. */
   readonly unknown: number;
+  /** Objects taken out of renders after refusals. */
+  readonly excluded: number;
+  /** Trial renders checked while bisecting. */
+  readonly trialChecks: number;
 }
 
 /**
@@ -49,10 +72,14 @@ export class RenderGate {
   readonly #maxMessageBytes: number;
   readonly #clock: Clock;
   readonly #logger: Logger;
+  readonly #exclusions: ObjectExclusions | undefined;
+  readonly #rerender: RenderGateOptions['rerender'];
   #ready = deferred<void>();
   #passed = 0;
   #refused = 0;
   #unknown = 0;
+  #excluded = 0;
+  #trialChecks = 0;
 
   constructor(options: RenderGateOptions) {
     this.#bus = options.bus;
@@ -63,10 +90,12 @@ export class RenderGate {
     this.#maxMessageBytes = options.maxMessageBytes ?? 8192;
     this.#clock = options.clock ?? systemClock;
     this.#logger = (options.logger ?? defaultLogger()).child({ component: 'render-gate' });
+    this.#exclusions = options.exclusions;
+    this.#rerender = options.rerender;
   }
 
   get stats(): RenderGateStats {
-    return { passed: this.#passed, refused: this.#refused, unknown: this.#unknown };
+    return { passed: this.#passed, refused: this.#refused, unknown: this.#unknown, excluded: this.#excluded, trialChecks: this.#trialChecks };
   }
 
   whenReady(): Promise<void> {
@@ -90,7 +119,11 @@ export class RenderGate {
         const started = this.#clock.monotonic();
         const verdict = await this.#check(render, term);
         if (term.aborted) return;
-        this.#publish(render, verdict, queue.depth === 0, this.#clock.monotonic() - started);
+        const { excluded, again } = verdict.refused ? await this.#exclude(render, verdict, queue.depth === 0, term) : { excluded: 0, again: false };
+        if (term.aborted) return;
+        this.#publish(render, verdict, queue.depth === 0, this.#clock.monotonic() - started, excluded);
+        // After the verdict, so the Coordinator has rolled its baseline back when it renders again.
+        if (again) this.#bus.publish(newEvent('reconciliation.triggered', { reason: GATE_REFUSAL, coalescible: false }, render, this.#clock));
       }
     } finally {
       queue.close();
@@ -98,7 +131,43 @@ export class RenderGate {
     }
   }
 
-  async #check(render: EventOf<'template.rendered'>, term: AbortSignal): Promise<HaproxyVerdict> {
+  /**
+   * Takes the objects behind a refusal out of renders: `excluded` is how many were not out
+   * already, `again` whether to ask for a new render (objects were taken out, or a timeout did not
+   * happen again). Bisection (trial renders) runs only for the newest render: a newer one is
+   * judged next anyway.
+   */
+  async #exclude(render: EventOf<'template.rendered'>, verdict: Verdict, newest: boolean, term: AbortSignal): Promise<{ excluded: number; again: boolean }> {
+    const exclusions = this.#exclusions;
+    if (exclusions === undefined) return { excluded: 0, again: false };
+    const rerender = newest ? this.#rerender : undefined;
+    try {
+      const round = await resolveRefusal(
+        {
+          render,
+          message: verdict.message,
+          timedOut: verdict.timedOut === true,
+          exclusions: render.exclusions ?? { objects: [] },
+          ...(rerender === undefined ? {} : { rerender, check: (trial: GateRender, signal: AbortSignal) => this.#check(trial, signal) }),
+        },
+        term,
+      );
+      this.#trialChecks += round.checks;
+      const added = exclusions.add(round.exclusions);
+      this.#excluded += added;
+      for (const e of round.exclusions) {
+        this.#logger.warn({ renderId: render.renderId, object: `${e.kind} ${e.namespace}/${e.name}`, method: round.method, reason: e.reason }, 'object taken out of renders: HAProxy refused what it produced');
+      }
+      if (round.method === 'transient') this.#logger.warn({ renderId: render.renderId }, 'haproxy -c timed out once and then passed; rendering again');
+      else if (round.exclusions.length === 0) this.#logger.warn({ renderId: render.renderId, checks: round.checks }, 'the refusal names no object; every change is held until a render passes');
+      return { excluded: added, again: added > 0 || round.method === 'transient' };
+    } catch (error) {
+      if (!term.aborted) this.#logger.warn({ err: error, renderId: render.renderId }, 'could not trace the refusal to objects');
+      return { excluded: 0, again: false };
+    }
+  }
+
+  async #check(render: GateRender, term: AbortSignal): Promise<Verdict> {
     const controller = new AbortController();
     const onTerm = (): void => controller.abort(term.reason);
     term.addEventListener('abort', onTerm, { once: true });
@@ -115,7 +184,8 @@ export class RenderGate {
       // Raced, so a checker that ignores the signal cannot hold the gate past its timeout.
       return await raceAbort(this.#checker(render, controller.signal), controller.signal);
     } catch (error) {
-      if (timedOut) return { ok: false, refused: false, message: `haproxy -c did not finish within ${this.#timeoutMs} ms` };
+      // A config HAProxy cannot check in time is never deployed: a refusal, not "unknown".
+      if (timedOut) return { ok: false, refused: true, timedOut: true, message: `haproxy -c did not finish within ${this.#timeoutMs} ms` };
       return { ok: false, refused: false, message: `the check could not run: ${error instanceof Error ? error.message : String(error)}` };
     } finally {
       this.#clock.clearTimeout(timer);
@@ -123,10 +193,10 @@ export class RenderGate {
     }
   }
 
-  #publish(render: EventOf<'template.rendered'>, verdict: HaproxyVerdict, newest: boolean, durationMs: number): void {
+  #publish(render: EventOf<'template.rendered'>, verdict: Verdict, newest: boolean, durationMs: number, excluded: number): void {
     const ok = verdict.ok;
     const refused = !ok && verdict.refused;
-    const message = truncate(refused ? refusalMessage(verdict.message) : verdict.message, this.#maxMessageBytes);
+    const message = truncate(refused && verdict.timedOut !== true ? refusalMessage(verdict.message) : verdict.message, this.#maxMessageBytes);
     if (ok) this.#passed++;
     else if (refused) this.#refused++;
     else this.#unknown++;
@@ -134,7 +204,8 @@ export class RenderGate {
     if (refused) this.#logger.warn({ ...fields, message }, 'haproxy -c refused the render');
     else if (!ok) this.#logger.warn({ ...fields, message }, 'haproxy -c could not judge the render');
     else this.#logger.debug(fields, 'haproxy -c passed the render');
-    this.#bus.publish(newEvent('rendergate.completed', { renderId: render.renderId, ok, refused, newest, message, durationMs }, render, this.#clock));
+    const completed = { renderId: render.renderId, ok, refused, newest, message, durationMs, ...(excluded > 0 ? { excluded } : {}) };
+    this.#bus.publish(newEvent('rendergate.completed', completed, render, this.#clock));
   }
 }
 

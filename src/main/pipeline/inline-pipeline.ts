@@ -28,6 +28,7 @@ export class InlinePipeline implements PipelineExecutor {
       lookup: (name) => (stores.has(name) ? stores.store(name) : undefined),
       storeVersion: stores.version,
       baseline: options.baseline,
+      exclusions: options.exclusions,
     });
     return toPipelineResult(outcome);
   }

@@ -2,11 +2,11 @@
 // Executors (InlinePipeline on the main thread, PoolPipeline on worker threads) implement it;
 // failures surface as PipelineError carrying the phase that failed, read structurally.
 import { randomUUID } from 'node:crypto';
-import type { AuxiliaryFiles, PipelineMode, Rejection, RenderBaseline, RenderOutcome, RenderTimings } from '../../worker/protocol.js';
+import type { AuxiliaryFiles, OriginIndex, PipelineMode, Rejection, RenderBaseline, RenderExclusions, RenderOutcome, RenderTimings } from '../../worker/protocol.js';
 import { PipelineError } from '../core/errors.js';
 import type { StoreProvider } from '../stores/store-provider.js';
 
-export type { AuxiliaryFiles, RenderBaseline, RenderTimings, FailurePhase, PipelineMode, Rejection, RejectionScope } from '../../worker/protocol.js';
+export type { AuxiliaryFiles, RenderBaseline, RenderTimings, FailurePhase, PipelineMode, Rejection, RejectionScope, OriginIndex, RenderExclusions, Exclusion } from '../../worker/protocol.js';
 export { PipelineError } from '../core/errors.js';
 export { isAbortError } from '../core/async.js';
 
@@ -29,6 +29,8 @@ export interface PipelineResult {
   readonly warnings: readonly string[];
   /** Objects and parts of objects the guard left out of this render, as data. Absent means none. */
   readonly rejections?: readonly Rejection[];
+  /** Which objects the config's sections and entries came from (absent from executors that do not say). */
+  readonly origins?: OriginIndex;
 }
 
 /** A result whose rejections are always listed: what this package's executors return and the Coordinator reads. */
@@ -38,6 +40,8 @@ export interface CheckedPipelineResult extends PipelineResult {
 
 export interface ExecuteOptions {
   readonly baseline?: RenderBaseline;
+  /** What the render gate takes out of this render (objects HAProxy refused, trial namespaces). */
+  readonly exclusions?: RenderExclusions;
 }
 
 export interface PipelineExecutor {
@@ -60,5 +64,6 @@ export function toPipelineResult(outcome: RenderOutcome, renderId: string = rand
     timings: outcome.timings,
     warnings: outcome.warnings,
     rejections: outcome.rejections,
+    ...(outcome.origins === undefined ? {} : { origins: outcome.origins }),
   };
 }

@@ -2,7 +2,7 @@
 // point, so a result is read defensively: every field SPEC §7 requires is checked once, here,
 // and copied into a plain object, so that a getter that throws, a Proxy or a later mutation by
 // the executor cannot reach the Coordinator's loop. `rejections` is optional (absent: none).
-import type { AuxiliaryFiles, Rejection, RenderTimings } from '../../worker/protocol.js';
+import type { AuxiliaryFiles, OriginIndex, Rejection, RenderTimings } from '../../worker/protocol.js';
 import type { CheckedPipelineResult } from './pipeline.js';
 
 /** A result that could not be read as a PipelineResult: the reason names the field. */
@@ -30,6 +30,7 @@ export function readPipelineResult(raw: unknown): CheckedPipelineResult {
 function readResult(raw: unknown): CheckedPipelineResult {
   const result = record(raw, 'the pipeline result');
   const rejections = result['rejections'];
+  const origins = result['origins'];
   return {
     renderId: text(result['renderId'], 'renderId'),
     haproxyConfig: text(result['haproxyConfig'], 'haproxyConfig'),
@@ -39,7 +40,17 @@ function readResult(raw: unknown): CheckedPipelineResult {
     timings: readTimings(result['timings']),
     warnings: list(result['warnings'], 'warnings').map((w, i) => text(w, `warnings[${i}]`)),
     rejections: rejections === undefined ? [] : list(rejections, 'rejections').map(readRejection),
+    ...(origins === undefined ? {} : { origins: readOrigins(origins) }),
   };
+}
+
+/** The origin index is the gate's map from config lines to objects: its shape is checked, its entries are read where used. */
+function readOrigins(raw: unknown): OriginIndex {
+  const origins = record(raw, 'origins');
+  list(origins['objects'], 'origins.objects');
+  list(origins['sections'], 'origins.sections');
+  record(origins['names'], 'origins.names');
+  return origins as unknown as OriginIndex;
 }
 
 function readAuxiliaryFiles(raw: unknown): AuxiliaryFiles {

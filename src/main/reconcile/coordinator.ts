@@ -1,6 +1,7 @@
 // Coordinator (leader only): runs one reconciliation at a time, coalescing the triggers that
 // arrive meanwhile, and calls its PipelineExecutor directly. Keeps the auxiliary baseline of the
-// leadership term and settles it on the render gate's verdicts.
+// leadership term and settles it on the render gate's verdicts. With `exclusions`, each render
+// also leaves out the objects the render gate took out (as data in the execute options).
 // Subscribes (in start, leader-only): reconciliation.triggered, rendergate.completed
 // Publishes: reconciliation.started -> template.rendered | reconciliation.failed
 //            -> reconciliation.completed, all in the trigger's correlation;
@@ -8,7 +9,7 @@
 //            worker fault (crash, hang, out of memory), with capped exponential backoff, so the
 //            newest store version is rendered even when no further change comes.
 import type { Logger } from 'pino';
-import type { RenderBaseline } from '../../worker/protocol.js';
+import type { RenderBaseline, RenderExclusions } from '../../worker/protocol.js';
 import { deferred } from '../core/async.js';
 import { systemClock, type Clock, type TimerHandle } from '../core/clock.js';
 import { PipelineError } from '../core/errors.js';
@@ -36,6 +37,14 @@ export interface CoordinatorOptions {
   readonly retryBaseMs?: number;
   /** @default 30000 */
   readonly retryMaxMs?: number;
+  /**
+   * The objects the render gate took out of renders (gate/object-exclusions.ts): each render is
+   * given `current()`, then `settle` drops those the render no longer found at their version.
+   */
+  readonly exclusions?: {
+    current(): RenderExclusions;
+    settle(given: RenderExclusions, rejections: readonly Rejection[]): void;
+  };
 }
 
 /** The trigger reason of a retry after a worker fault. */
@@ -64,6 +73,7 @@ export class Coordinator {
   readonly #mailboxSize: number;
   readonly #retryBaseMs: number;
   readonly #retryMaxMs: number;
+  readonly #exclusions: CoordinatorOptions['exclusions'];
   #retryDelayMs: number;
   #retryTimer: TimerHandle | undefined;
   #ready = deferred<void>();
@@ -88,6 +98,7 @@ export class Coordinator {
     this.#retryBaseMs = options.retryBaseMs ?? 1000;
     this.#retryMaxMs = options.retryMaxMs ?? 30_000;
     this.#retryDelayMs = this.#retryBaseMs;
+    this.#exclusions = options.exclusions;
   }
 
   get stats(): CoordinatorStats {
@@ -156,8 +167,10 @@ export class Coordinator {
     this.#bus.publish(newEvent('reconciliation.started', { trigger: trigger.reason }, trigger, this.#clock));
     let result: CheckedPipelineResult | undefined;
     let failure: PipelineError | undefined;
+    const exclusions = this.#exclusions?.current();
     try {
-      const raw: unknown = await this.#pipeline.execute(signal, this.#stores, 'reconcile', { baseline: this.baseline });
+      const options = exclusions === undefined || exclusions.objects.length === 0 ? { baseline: this.baseline } : { baseline: this.baseline, exclusions };
+      const raw: unknown = await this.#pipeline.execute(signal, this.#stores, 'reconcile', options);
       if (raw === undefined || raw === null) failure = new PipelineError('render', 'the pipeline returned no result');
       else result = readPipelineResult(raw);
     } catch (error) {
@@ -172,6 +185,7 @@ export class Coordinator {
     if (result !== undefined && failure === undefined) {
       this.#renders++;
       this.#retryDelayMs = this.#retryBaseMs;
+      if (exclusions !== undefined) this.#exclusions?.settle(exclusions, result.rejections);
       this.#pending = {
         renderId: result.renderId,
         baseline: { haproxyConfig: result.haproxyConfig, auxiliaryFiles: result.auxiliaryFiles },
@@ -193,6 +207,8 @@ export class Coordinator {
             coalescible: trigger.coalescible,
             storeVersion: result.storeVersion,
             rejectionCounts: countRejections(result.rejections),
+            ...(result.origins === undefined ? {} : { origins: result.origins }),
+            ...(exclusions === undefined || exclusions.objects.length === 0 ? {} : { exclusions }),
           },
           trigger,
           this.#clock,

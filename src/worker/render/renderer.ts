@@ -11,7 +11,10 @@ import { GuardedReader } from '../store/guarded-reader.js';
 import type { IndexedStore } from '../store/indexed-store.js';
 import { escapeLogText } from '../store/log-text.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, MAX_SERVER_SLOTS } from '../store/value-limits.js';
-import type { AuxiliaryFiles, Rejection, RenderBaseline, RenderOutcome, TemplateSetSource } from '../protocol.js';
+import type { AuxiliaryFiles, OriginIndex, Rejection, RenderBaseline, RenderExclusions, RenderOutcome, TemplateSetSource } from '../protocol.js';
+import { ExclusionFilter } from '../store/render-exclusions.js';
+import { modelOptions } from '../routing/model.js';
+import { buildOriginIndex } from './origin-index.js';
 import { outputPaths, type RenderScope, type TemplateEngine } from '../templates/template-engine.js';
 import { formatIssue, IncrementalValidator, type ValidationIssue } from '../validate/validator.js';
 
@@ -20,6 +23,8 @@ export interface RenderRequest {
   readonly lookup: (store: string) => IndexedStore | undefined;
   readonly storeVersion: number;
   readonly baseline?: RenderBaseline | undefined;
+  /** What the render gate takes out of this render. */
+  readonly exclusions?: RenderExclusions | undefined;
 }
 
 /** At most this many issues are spelled out in a failure message. */
@@ -48,7 +53,7 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
   const { set } = request;
   const paths = outputPaths(set.values);
   const context = contextOf(set);
-  const reader = new GuardedReader(request.lookup, warn, context);
+  const reader = new GuardedReader(request.lookup, warn, context, new ExclusionFilter(request.exclusions));
   const scope: RenderScope = {
     reader,
     values: set.values,
@@ -61,6 +66,7 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
   if (serverSlots > MAX_SERVER_SLOTS) warn(`values.serverSlots ${serverSlots} is over the limit of ${MAX_SERVER_SLOTS}; backends get at most ${MAX_SERVER_SLOTS} slots`);
   let output;
   let rejections: readonly Rejection[] = [];
+  let origins: OriginIndex;
   try {
     output = withGuardContext(context, () => {
       reader.collectRejections(set.stores.map((def) => def.name));
@@ -68,6 +74,8 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
       rejections = reader.rejections;
       return rendered;
     });
+    const config = output.haproxyConfig;
+    origins = withGuardContext(context, () => buildOriginIndex({ config, routing: scope.routing, reader, ingressStore: modelOptions(set.values).stores.ingresses }));
   } catch (error) {
     return { ok: false, phase: 'render', message: (error as Error).message, warnings, rejections: reader.rejections };
   }
@@ -99,6 +107,7 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
     timings: { renderMs: rendered - start, validateMs: validated - rendered, totalMs: validated - start },
     warnings,
     rejections,
+    origins,
   };
 }
 

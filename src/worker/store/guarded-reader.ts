@@ -3,13 +3,16 @@
 // once per render through `warn` (escaped) and kept as structured data. A store created without
 // a definition adopts the kind its template set declares before anything is read from it; a
 // store whose kind contradicts the set is read as empty. An unknown store reads as empty too, so
-// a read never throws into a template.
+// a read never throws into a template. Objects the render gate excluded (render-exclusions.ts) are
+// left out as well, each as an object rejection with HAProxy's reason.
 import type { KubeObject, Rejection } from '../protocol.js';
 import type { ModelSource } from '../routing/model-source.js';
 import { DEFAULT_CONTEXT, type GuardContext } from './guard-context.js';
 import type { IndexedStore } from './indexed-store.js';
+import { escapeLogText, printable } from './log-text.js';
 import { guardObject, rejectionMessage, type GuardVerdict } from './object-guard.js';
 import { storeRejections } from './rejection-index.js';
+import { ExclusionFilter } from './render-exclusions.js';
 
 export class GuardedReader implements ModelSource {
   readonly #lookup: (name: string) => IndexedStore | undefined;
@@ -23,10 +26,18 @@ export class GuardedReader implements ModelSource {
   /** Stores checked against the context's definitions in this render: the store, or undefined when refused. */
   readonly #stores = new Map<string, IndexedStore | undefined>();
 
-  constructor(lookup: (name: string) => IndexedStore | undefined, warn: (message: string) => void, context: GuardContext = DEFAULT_CONTEXT) {
+  readonly #exclusions: ExclusionFilter;
+
+  constructor(
+    lookup: (name: string) => IndexedStore | undefined,
+    warn: (message: string) => void,
+    context: GuardContext = DEFAULT_CONTEXT,
+    exclusions: ExclusionFilter = new ExclusionFilter(undefined),
+  ) {
     this.#lookup = lookup;
     this.#warn = warn;
     this.#context = context;
+    this.#exclusions = exclusions;
   }
 
   /** The structured rejections reported so far in this render, in report order. */
@@ -37,14 +48,14 @@ export class GuardedReader implements ModelSource {
   list(store: string): readonly KubeObject[] {
     let list = this.#lists.get(store);
     if (list === undefined) {
-      list = this.#filter(this.store(store)?.list() ?? []);
+      list = this.#filter(store, this.store(store)?.list() ?? []);
       this.#lists.set(store, list);
     }
     return list;
   }
 
   fetch(store: string, keys: readonly string[]): readonly KubeObject[] {
-    return this.#filter(this.store(store)?.fetch(keys) ?? []);
+    return this.#filter(store, this.store(store)?.fetch(keys) ?? []);
   }
 
   getSingle(store: string, keys: readonly string[]): KubeObject | undefined {
@@ -91,9 +102,18 @@ export class GuardedReader implements ModelSource {
     return this.#rejections;
   }
 
-  #filter(objects: readonly KubeObject[]): KubeObject[] {
+  #filter(storeName: string, objects: readonly KubeObject[]): KubeObject[] {
     const out: KubeObject[] = [];
+    const kind = this.#exclusions.empty ? undefined : (this.#context.definitions.get(storeName)?.kind ?? this.#stores.get(storeName)?.definition?.kind);
     for (const object of objects) {
+      const excluded = kind === undefined ? undefined : this.#exclusions.test(kind, object);
+      if (excluded !== undefined) {
+        if (excluded !== 'namespace') {
+          const namespace = object.metadata.namespace;
+          this.#add({ kind: printable(kind), namespace: typeof namespace === 'string' ? printable(namespace) : '', name: printable(object.metadata.name), scope: 'object', reason: escapeLogText(excluded.reason) });
+        }
+        continue;
+      }
       const verdict = guardObject(object, this.#context);
       for (const rejection of verdict.rejections) this.#add(rejection);
       if (verdict.ok) out.push(verdict.object);

@@ -19,6 +19,7 @@ import type { TlsMaterial } from './tls-material.js';
 export { registerAnnotationCheck, type AnnotationCheck } from './annotation-checks.js';
 export { VALUE_LIMITS, type ValueLimit } from './value-limits.js';
 export { escapeLogText } from './log-text.js';
+export { exclusionKey, objectVersion } from './render-exclusions.js';
 
 export type GuardVerdict =
   | { readonly ok: true; readonly kind: string; readonly object: KubeObject; readonly rejections: readonly Rejection[] }

@@ -101,15 +101,15 @@ describe('RenderGate', () => {
     await h.stop();
   });
 
-  it('reports a check that outlives its timeout as unknown (neither passed nor refused), and aborts it', async () => {
+  it('counts a check that outlives its timeout as a refusal of that render, and aborts it', async () => {
     const h = await harness({ timeoutMs: 5000 });
     await h.render();
     await h.clock.advance(4999);
     expect(h.verdicts()).toEqual([]);
     await h.clock.advance(1);
     expect(h.checker.calls[0]?.signal.aborted).toBe(true);
-    expect(h.verdicts()).toEqual([expect.objectContaining({ renderId: 'r1', ok: false, refused: false, newest: true, message: 'haproxy -c did not finish within 5000 ms', durationMs: 5000 })]);
-    expect(h.gate.stats).toEqual({ passed: 0, refused: 0, unknown: 1 });
+    expect(h.verdicts()).toEqual([expect.objectContaining({ renderId: 'r1', ok: false, refused: true, newest: true, message: 'haproxy -c did not finish within 5000 ms', durationMs: 5000 })]);
+    expect(h.gate.stats).toEqual({ passed: 0, refused: 1, unknown: 0, excluded: 0, trialChecks: 0 });
     // The gate is free for the next render.
     await h.render();
     expect(h.checker.checked).toEqual(['r1', 'r2']);

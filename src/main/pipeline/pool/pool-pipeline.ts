@@ -300,6 +300,7 @@ export class PoolPipeline implements PipelineExecutor {
       mode,
       ...(baselineRef !== undefined ? { baselineRef } : options.baseline !== undefined ? { baseline: options.baseline } : {}),
       receivedOutputs: this.#outputs.receivedOutputs(),
+      ...(options.exclusions === undefined ? {} : { exclusions: options.exclusions }),
     };
     for (let attempt = 0; ; attempt++) {
       // An aborted execute starts no render; only one already running finishes.
