@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/worker/protocol.js';
 import { endpointSlice, ingress, rule, service } from '../helpers/cluster.js';
 import { send } from '../helpers/e2e-client.js';
-import { EchoFleet, type EchoServer } from '../helpers/e2e-echo.js';
+import { EchoFleet } from '../helpers/e2e-echo.js';
 import { renderToDir, withHaproxy } from '../helpers/e2e-render.js';
 import { SKIP_HAPROXY, skipNotice } from '../helpers/haproxy-harness.js';
 

@@ -30,7 +30,7 @@ export function haproxyPcreEngine(binary: string = process.env.HAPROXY_BIN ?? 'h
     const verdicts = new Map<string, string | null>();
     if (unavailable || patterns.length === 0) return verdicts;
     const header = ['defaults', '  mode http', 'frontend check', '  bind 127.0.0.1:1'];
-    const config = [...header, ...patterns.map((p, i) => `  acl p${i} path -m reg ${p}`), ''].join('\n');
+    const config = [...header, ...patterns.map((p, i) => `  acl p${i} path -m reg -- ${p}`), ''].join('\n');
     // A file, not stdin: HAProxy cannot open /dev/stdin when it is a socket, as Node's pipes are.
     const dir = mkdtempSync(join(tmpdir(), 'haptic-pcre-'));
     const file = join(dir, 'check.cfg');
