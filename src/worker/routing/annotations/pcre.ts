@@ -90,6 +90,7 @@ export function dialectProblem(pattern: string, groups: number): string | null {
       continue;
     }
     if (c === '[') {
+      if (/^\[\^?([:.=])[^\]]*\1\]/.test(pattern.slice(i))) return 'has a character class like [:alpha:] or [.a.], which PCRE2 reads as a POSIX class outside a class; write the characters instead';
       inClass = true;
       classStart = pattern[i + 1] === '^' ? i + 2 : i + 1;
       i = classStart - 1;

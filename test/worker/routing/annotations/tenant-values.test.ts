@@ -38,11 +38,13 @@ describe('regular expressions PCRE2 reads otherwise than JavaScript', () => {
       ['[[:foo:]]', 'POSIX class'],
       ['[[:alpha:]]', 'POSIX class'],
       ['[[.a.]]', 'POSIX class'],
+      ['[:alpha:]', 'POSIX class outside a class'],
+      ['[=a=]', 'POSIX class outside a class'],
       ['a{70000}', "over PCRE2's limit of 65535"],
       ['a{1,70000}', "over PCRE2's limit of 65535"],
     ];
     for (const [pattern, expected] of cases) expect(reason(parseRegex(pattern)), pattern).toContain(expected);
-    for (const fine of ['[\\d-]', '[-\\d]', '[a-z\\d.-]+', '(a)(b)\\2', 'a{3,65535}', '^https://(.+\\.)?example\\.com$']) expect(value(parseRegex(fine)).pattern).toBe(fine);
+    for (const fine of ['[:a]', 'x[:]', '[\\d-]', '[-\\d]', '[a-z\\d.-]+', '(a)(b)\\2', 'a{3,65535}', '^https://(.+\\.)?example\\.com$']) expect(value(parseRegex(fine)).pattern).toBe(fine);
   });
 
   it('are refused when HAProxy refuses them, with HAProxy reason, and each pattern is checked once', () => {
