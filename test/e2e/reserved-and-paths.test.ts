@@ -150,4 +150,14 @@ describe.skipIf(SKIP_HAPROXY)('URI normalization on a real HAProxy', () => {
       expect((await get('/admin#x')).status).toBe(400);
     });
   });
+
+  it('leaves URIs as the client sent them with normalizeUri=false', async () => {
+    const site = await echoes.start('site', '127.0.0.3');
+    const rendered = await renderToDir(out(), [ingress('shop', 'site', { rules: [rule('shop.example.test', { path: '/', service: 'site' })] }), ...backend('shop', 'site', site.host, site.port)], { normalizeUri: false });
+    expect(rendered.result.haproxyConfig).not.toContain('normalize-uri');
+    expect(rendered.result.haproxyConfig).not.toContain('expose-experimental-directives');
+    await withHaproxy(rendered, async () => {
+      expect((await send({ port: rendered.ports.http, host: 'shop.example.test', path: '//%61dmin/./x' })).echo?.url).toBe('//%61dmin/./x');
+    });
+  });
 });
