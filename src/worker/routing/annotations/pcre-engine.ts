@@ -20,41 +20,60 @@ export const PCRE_CACHE_ENTRIES = 4096;
 const BATCH = 256;
 const RUN_TIMEOUT_MS = 10_000;
 
+/** What can be one word of the check config's ACL line: printable ASCII without quotes or '#', at most 1 KiB. */
+const CHECKABLE = /^[!$-&(-~]{1,1024}$/;
+
 /**
  * An engine that runs `binary -c` on a config with one `acl` line per pattern, and reads which
- * lines HAProxy refused. Null for every pattern when the binary cannot be run.
+ * lines HAProxy refused. A pattern counts as compiling only after a run that HAProxy passed, so
+ * an error that stops HAProxy's parsing early cannot pass the patterns after it: the patterns not
+ * refused by a failed run are run again, without the refused ones. Nothing is said about a
+ * pattern that is not one plain word (the JavaScript checks refuse those), nor about any when
+ * the binary cannot be run or a run fails without naming a pattern.
  */
 export function haproxyPcreEngine(binary: string = process.env.HAPROXY_BIN ?? 'haproxy'): PcreEngine {
   let unavailable = false;
   return (patterns) => {
     const verdicts = new Map<string, string | null>();
-    if (unavailable || patterns.length === 0) return verdicts;
-    const header = ['defaults', '  mode http', 'frontend check', '  bind 127.0.0.1:1'];
-    const config = [...header, ...patterns.map((p, i) => `  acl p${i} path -m reg -- ${p}`), ''].join('\n');
-    // A file, not stdin: HAProxy cannot open /dev/stdin when it is a socket, as Node's pipes are.
-    const dir = mkdtempSync(join(tmpdir(), 'haptic-pcre-'));
-    const file = join(dir, 'check.cfg');
-    writeFileSync(file, config);
-    const run = spawnSync(binary, ['-c', '-f', file], { encoding: 'utf8', timeout: RUN_TIMEOUT_MS, stdio: ['ignore', 'pipe', 'pipe'] });
-    rmSync(dir, { recursive: true, force: true });
-    if (run.error !== undefined) {
-      if ((run.error as NodeJS.ErrnoException).code === 'ENOENT') unavailable = true;
-      return verdicts;
+    let pending = [...new Set(patterns)].filter((p) => CHECKABLE.test(p));
+    while (!unavailable && pending.length > 0) {
+      const run = checkRun(binary, pending);
+      if (run === 'unavailable') unavailable = true;
+      if (run === 'unavailable' || run === 'inconclusive') break;
+      for (const [pattern, reason] of run.refused) verdicts.set(pattern, reason);
+      if (run.passed) {
+        for (const pattern of pending) if (!run.refused.has(pattern)) verdicts.set(pattern, null);
+        break;
+      }
+      pending = pending.filter((p) => !run.refused.has(p));
     }
-    const refused = new Map<number, string>();
-    for (const line of `${run.stdout}\n${run.stderr}`.split('\n')) {
-      const match = /\[ALERT\].*parsing \[[^\]]*:(\d+)\] : (.*)$/.exec(line);
-      if (match === null) continue;
-      const index = Number(match[1]) - header.length - 1;
-      if (index < 0 || index >= patterns.length) continue;
-      const detail = /is invalid \(error=(.*?)(, erroffset=\d+)?\)\.?$/.exec(match[2] as string);
-      refused.set(index, detail === null ? (match[2] as string) : (detail[1] as string));
-    }
-    // A failed run that names no pattern line says nothing about the patterns.
-    if (run.status !== 0 && refused.size === 0) return verdicts;
-    patterns.forEach((pattern, i) => verdicts.set(pattern, refused.get(i) ?? null));
     return verdicts;
   };
+}
+
+type CheckRun = 'unavailable' | 'inconclusive' | { readonly passed: boolean; readonly refused: ReadonlyMap<string, string> };
+
+/** One `haproxy -c` run over `patterns`: whether HAProxy passed the config, and the patterns it refused, with its reasons. */
+function checkRun(binary: string, patterns: readonly string[]): CheckRun {
+  const header = ['defaults', '  mode http', 'frontend check', '  bind 127.0.0.1:1'];
+  const config = [...header, ...patterns.map((p, i) => `  acl p${i} path -m reg -- ${p}`), ''].join('\n');
+  // A file, not stdin: HAProxy cannot open /dev/stdin when it is a socket, as Node's pipes are.
+  const dir = mkdtempSync(join(tmpdir(), 'haptic-pcre-'));
+  const file = join(dir, 'check.cfg');
+  writeFileSync(file, config);
+  const run = spawnSync(binary, ['-c', '-f', file], { encoding: 'utf8', timeout: RUN_TIMEOUT_MS, stdio: ['ignore', 'pipe', 'pipe'] });
+  rmSync(dir, { recursive: true, force: true });
+  if (run.error !== undefined) return (run.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'unavailable' : 'inconclusive';
+  const refused = new Map<string, string>();
+  for (const line of `${run.stdout}\n${run.stderr}`.split('\n')) {
+    const match = /\[ALERT\].*parsing \[[^\]]*:(\d+)\] : (.*)$/.exec(line);
+    const pattern = match === null ? undefined : patterns[Number(match[1]) - header.length - 1];
+    if (match === null || pattern === undefined) continue;
+    const detail = /is invalid \(error=(.*?)(, erroffset=\d+)?\)\.?$/.exec(match[2] as string);
+    refused.set(pattern, detail === null ? (match[2] as string) : (detail[1] as string));
+  }
+  if (run.status === 0) return { passed: true, refused };
+  return refused.size === 0 ? 'inconclusive' : { passed: false, refused };
 }
 
 let engine: PcreEngine | null = process.env.HAPTIC_PCRE_CHECK === 'off' ? null : haproxyPcreEngine();

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkHash, MAX_BCRYPT_COST, MAX_SHA_CRYPT_ROUNDS } from '../../../../src/worker/routing/annotations/auth.js';
 import { parseCorsOrigin } from '../../../../src/worker/routing/annotations/cors.js';
@@ -88,11 +91,23 @@ describe('regular expressions PCRE2 reads otherwise than JavaScript', () => {
     expect(new RegExp(LONG_GROUP_NAME).test('a')).toBe(true);
     expect(reason(parseCorsOrigin(LONG_GROUP_NAME))).toContain("refused by HAProxy's PCRE2 (subpattern name is too long (maximum 32 code units))");
     const verdicts = haproxyPcreEngine()(['^/fine$', LONG_GROUP_NAME, 'x{2}']);
-    expect([...verdicts]).toEqual([
-      ['^/fine$', null],
-      [LONG_GROUP_NAME, 'subpattern name is too long (maximum 32 code units)'],
-      ['x{2}', null],
-    ]);
+    expect(Object.fromEntries(verdicts)).toEqual({ '^/fine$': null, [LONG_GROUP_NAME]: 'subpattern name is too long (maximum 32 code units)', 'x{2}': null });
+  });
+
+  it('count a pattern as compiling only after a run HAProxy passed, so a parse that stops early passes nothing', () => {
+    // A stand-in for HAProxy that refuses the first pattern line of every config and stops there.
+    const dir = mkdtempSync(join(tmpdir(), 'haptic-fake-haproxy-'));
+    const fake = join(dir, 'haproxy');
+    writeFileSync(fake, '#!/bin/sh\necho "[ALERT]    (1) : config : parsing [$3:5] : stopped here" >&2\nexit 1\n', { mode: 0o755 });
+    try {
+      expect([...haproxyPcreEngine(fake)(['^/a', '^/b', '^/c'])]).toEqual([
+        ['^/a', 'stopped here'],
+        ['^/b', 'stopped here'],
+        ['^/c', 'stopped here'],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('fall back to the JavaScript checks when HAProxy cannot be run', () => {
