@@ -148,6 +148,8 @@ describe.skipIf(SKIP_HAPROXY)('URI normalization on a real HAProxy', () => {
       expect((await get('/%zz')).status).toBe(400);
       expect((await get('/%%36%36')).status).toBe(400);
       expect((await get('/admin#x')).status).toBe(400);
+      expect((await get('/\\admin')).status).toBe(400);
+      expect((await get('/admin%00.txt')).status).toBe(400);
     });
   });
 
