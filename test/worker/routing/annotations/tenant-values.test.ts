@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,7 +9,8 @@ import { annotationValueProblem } from '../../../../src/worker/routing/annotatio
 import { haproxyPcreEngine, PCRE_CACHE_ENTRIES, pcreProblems, setPcreEngine, type PcreEngine } from '../../../../src/worker/routing/annotations/pcre-engine.js';
 import { parseRegex } from '../../../../src/worker/routing/annotations/pcre.js';
 import { parseHeaderSettings, parsePathRewrite } from '../../../../src/worker/routing/annotations/rewrite.js';
-import { ingress, rule } from '../../../helpers/cluster.js';
+import { ingress, rule, service } from '../../../helpers/cluster.js';
+import { renderToDir } from '../../../helpers/e2e-render.js';
 import { SKIP_HAPROXY } from '../../../helpers/haproxy-harness.js';
 import { reason, value } from '../../../helpers/parsed.js';
 
@@ -66,6 +68,24 @@ describe('regular expressions PCRE2 reads otherwise than JavaScript', () => {
     expect(value(parsePathRewrite('^/a/(.*) /\\1\n^/b/(.*) /b\\1\n/fixed'))).toHaveLength(3);
     expect(engine.calls[0]).toEqual(['^/a/(.*)', '^/b/(.*)']);
     expect(engine.calls.flat().filter((p) => p.startsWith('^/'))).toHaveLength(2);
+  });
+
+  it('of every Ingress of a render go to HAProxy in one run before the Ingresses are checked one by one', async () => {
+    const engine = recordingEngine({ '^https://bad-7\\.example$': 'an error' });
+    setPcreEngine(engine);
+    const objects = Array.from({ length: 40 }, (_, i) => [
+      ingress('shop', `front-${i}`, { rules: [rule(`h${i}.example.com`, { service: 'web' })] }, { annotations: { 'haproxy.org/cors-enable': 'true', 'haproxy.org/cors-allow-origin': i === 7 ? '^https://bad-7\\.example$' : `^https://o${i}\\.example$`, 'haproxy.org/path-rewrite': `^/p${i}/(.*) /\\1` } }),
+    ]).flat();
+    const dir = await mkdtemp(join(tmpdir(), 'haptic-prefetch-'));
+    try {
+      const rendered = await renderToDir(dir, [...objects, service('shop', 'web')]);
+      expect(rendered.result.rejections.map((r) => r.name)).toEqual(['front-7']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    const asked = engine.calls.filter((call) => call.some((p) => p.includes('example') || p.startsWith('^/p')));
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toHaveLength(80);
   });
 
   it('keep a bounded number of verdicts, the least recently used going first', () => {
