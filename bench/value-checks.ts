@@ -56,6 +56,13 @@ function regexCosts(): void {
     parsePathRewrite(rules);
     batch.push(performance.now() - started);
   }
+  const many: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const patterns = Array.from({ length: 256 }, (_, j) => `^https://o${j}-${run}-${i}\\.example(:\\d+)?$`);
+    const started = performance.now();
+    pcreProblems(patterns);
+    many.push(performance.now() - started);
+  }
   const cachedPattern = `^/single-${run}-0/(.*)$`;
   const hits = 100_000;
   const started = performance.now();
@@ -64,6 +71,7 @@ function regexCosts(): void {
   console.log('regex check through haproxy -c (median):');
   console.log(`  one new pattern:                 ${median(single).toFixed(1)} ms`);
   console.log(`  path-rewrite of 16 new patterns: ${median(batch).toFixed(1)} ms (one run)`);
+  console.log(`  256 new patterns (one run):      ${median(many).toFixed(1)} ms`);
   console.log(`  cached pattern:                  ${hit.toFixed(2)} µs`);
 }
 
