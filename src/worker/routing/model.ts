@@ -64,7 +64,7 @@ export interface PathRewrite {
 /** One header set on requests or responses. */
 export interface HeaderSetting {
   readonly name: string;
-  /** Literal text as a log-format string (every '%' doubled), written between double quotes. */
+  /** Literal text as a log-format string (every '%' doubled), written between double quotes; an empty value is `%[str()]`, an empty sample. */
   readonly value: string;
 }
 

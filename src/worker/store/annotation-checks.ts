@@ -23,6 +23,12 @@ export interface AnnotationCheck {
    * reads the value with its line breaks. @default never
    */
   allowsLineBreaks?(key: string, kind: string): boolean;
+  /**
+   * Called with a batch of objects of `kind` about to be checked one by one (every object of a
+   * store at its first render, then the ones that changed), so a check can do costly work for
+   * all of them at once and find it done in `check`. A throw is ignored.
+   */
+  prepare?(objects: readonly KubeObject[], kind: string): void;
 }
 
 const checks: AnnotationCheck[] = [];
@@ -80,4 +86,17 @@ export function annotationAllowsLineBreaks(kind: string, key: string): boolean {
     }
   }
   return false;
+}
+
+/** Lets every registered check for `kind` prepare for checking `objects` (see AnnotationCheck.prepare). */
+export function prepareAnnotationChecks(kind: string, objects: readonly KubeObject[]): void {
+  if (objects.length === 0) return;
+  for (const entry of checks) {
+    if (!(entry.kinds ?? ['Ingress']).includes(kind) || entry.prepare === undefined) continue;
+    try {
+      entry.prepare(objects, kind);
+    } catch {
+      // Preparing is an optimization: each object's check still runs on its own.
+    }
+  }
 }

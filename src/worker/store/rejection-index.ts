@@ -1,9 +1,11 @@
 // Every rejection in one store, kept up to date from the store's change journal: a render asks
 // for the rejections of all its stores, and pays for the objects that changed since the last
 // render, not for the store's size. Each object's rejections come from its cached guard verdict,
-// so an unchanged object is never checked again. The list follows the store's key order.
+// so an unchanged object is never checked again. The list follows the store's key order. Before
+// a batch is checked, the annotation checks may prepare for it (one HAProxy run for every new
+// regular expression of the batch, say).
 import type { Rejection } from '../protocol.js';
-import { annotationChecksGeneration } from './annotation-checks.js';
+import { annotationChecksGeneration, prepareAnnotationChecks } from './annotation-checks.js';
 import type { GuardContext } from './guard-context.js';
 import { compareKeys, type IndexedStore } from './indexed-store.js';
 import { guardObject } from './object-guard.js';
@@ -29,9 +31,13 @@ export function storeRejections(store: IndexedStore, context: GuardContext): rea
   if (state === undefined || changed === undefined) {
     state = { context, checks, generation: store.generation, byKey: new Map(), list: null };
     indexes.set(store, state);
-    for (const key of store.keys()) record(state, store, key);
+    const keys = [...store.keys()];
+    prepare(store, keys);
+    for (const key of keys) record(state, store, key);
   } else if (changed.length > 0) {
-    for (const key of new Set(changed)) record(state, store, key);
+    const keys = [...new Set(changed)];
+    prepare(store, keys);
+    for (const key of keys) record(state, store, key);
     state.generation = store.generation;
   }
   if (state.list === null) {
@@ -43,6 +49,13 @@ export function storeRejections(store: IndexedStore, context: GuardContext): rea
     }
   }
   return state.list;
+}
+
+/** Lets the annotation checks batch their work for the objects about to be checked. */
+function prepare(store: IndexedStore, keys: readonly string[]): void {
+  const kind = store.definition?.kind;
+  if (kind === undefined) return;
+  prepareAnnotationChecks(kind, keys.map((key) => store.get(key)).filter((object) => object !== undefined));
 }
 
 function record(state: StoreRejections, store: IndexedStore, key: string): void {

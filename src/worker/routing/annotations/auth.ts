@@ -2,7 +2,8 @@
 // values, the rule that ties them together (no secret without the type, no type without a
 // secret, no Secret of another namespace: tenants never read each other's Secrets), and the
 // users of the Secret, each a name and a crypt(3) hash in a format HAProxy's crypt accepts.
-// Plain-text passwords and DES hashes are refused; a bad user is left out, never let in.
+// Plain-text passwords, DES hashes and hashes that cost too much to check are refused; a bad
+// user is left out, never let in.
 import type { KubeObject } from '../../protocol.js';
 import type { AuthUser } from '../model.js';
 import { bad, isDnsLabel, isDnsSubdomain, ok, quotedTextProblem, type Parsed } from './values.js';
@@ -19,17 +20,39 @@ const MAX_USERS = 1000;
 const USER_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
 /**
- * The crypt(3) formats accepted, by prefix: MD5-crypt, SHA-256-crypt, SHA-512-crypt, bcrypt and
- * yescrypt, with the alphabet and lengths glibc/libxcrypt write. Anything else (plain text, DES
- * with its 8-character passwords, unknown schemes) is refused.
+ * HAProxy hashes a password with crypt(3) on every request with credentials (and once per user at
+ * load), on its event loop, so the cost of one check is capped: SHA-crypt at 5,000 rounds (its
+ * default when `rounds=` is absent) and bcrypt at cost 5, each 1.5 ms or less per check on a
+ * 2-CPU host (see README). yescrypt is refused: its default parameters cost 18 ms per check.
  */
-const HASH_FORMATS: readonly { readonly name: string; readonly pattern: RegExp }[] = [
+export const MAX_SHA_CRYPT_ROUNDS = 5000;
+export const MAX_BCRYPT_COST = 5;
+
+/**
+ * The crypt(3) formats accepted, by prefix: MD5-crypt (fixed, cheap cost; weak, but what
+ * `openssl passwd -1` writes), SHA-256-crypt, SHA-512-crypt and bcrypt, with the alphabet and
+ * lengths glibc/libxcrypt write. `cost` reads the work factor for the cap. Anything else (plain
+ * text, DES with its 8-character passwords, yescrypt, unknown schemes) is refused.
+ */
+const HASH_FORMATS: readonly { readonly name: string; readonly pattern: RegExp; readonly cost?: (match: RegExpExecArray) => string | null }[] = [
   { name: 'MD5-crypt ($1$)', pattern: /^\$1\$[./0-9A-Za-z]{1,8}\$[./0-9A-Za-z]{22}$/ },
-  { name: 'SHA-256-crypt ($5$)', pattern: /^\$5\$(rounds=[1-9]\d{3,8}\$)?[./0-9A-Za-z]{1,16}\$[./0-9A-Za-z]{43}$/ },
-  { name: 'SHA-512-crypt ($6$)', pattern: /^\$6\$(rounds=[1-9]\d{3,8}\$)?[./0-9A-Za-z]{1,16}\$[./0-9A-Za-z]{86}$/ },
-  { name: 'bcrypt ($2a$, $2b$, $2y$)', pattern: /^\$2[aby]\$(0[4-9]|[12]\d|3[01])\$[./0-9A-Za-z]{53}$/ },
-  { name: 'yescrypt ($y$)', pattern: /^\$y\$[./0-9A-Za-z]{1,64}\$[./0-9A-Za-z]{1,86}\$[./0-9A-Za-z]{43}$/ },
+  { name: 'SHA-256-crypt ($5$)', pattern: /^\$5\$(?:rounds=(\d{1,10})\$)?[./0-9A-Za-z]{1,16}\$[./0-9A-Za-z]{43}$/, cost: shaRounds },
+  { name: 'SHA-512-crypt ($6$)', pattern: /^\$6\$(?:rounds=(\d{1,10})\$)?[./0-9A-Za-z]{1,16}\$[./0-9A-Za-z]{86}$/, cost: shaRounds },
+  { name: 'bcrypt ($2a$, $2b$, $2y$)', pattern: /^\$2[aby]\$(\d\d)\$[./0-9A-Za-z]{53}$/, cost: bcryptCost },
 ];
+
+function shaRounds(match: RegExpExecArray): string | null {
+  if (match[1] === undefined) return null;
+  const rounds = Number(match[1]);
+  if (match[1].startsWith('0') || rounds < 1000) return `has rounds=${match[1]}; write 1000 to ${MAX_SHA_CRYPT_ROUNDS} (or leave rounds= out)`;
+  return rounds > MAX_SHA_CRYPT_ROUNDS ? `has rounds=${rounds}, over the limit of ${MAX_SHA_CRYPT_ROUNDS} (HAProxy hashes every login attempt; create it with e.g. \`openssl passwd -6\`)` : null;
+}
+
+function bcryptCost(match: RegExpExecArray): string | null {
+  const cost = Number(match[1]);
+  if (cost < 4) return `has bcrypt cost ${match[1]}; write 04 to 0${MAX_BCRYPT_COST}`;
+  return cost > MAX_BCRYPT_COST ? `has bcrypt cost ${cost}, over the limit of ${MAX_BCRYPT_COST} (HAProxy hashes every login attempt; create it with e.g. \`htpasswd -nbB -C ${MAX_BCRYPT_COST}\`)` : null;
+}
 
 export function parseAuthType(raw: string): Parsed<'basic-auth'> {
   return raw === 'basic-auth' ? ok('basic-auth') : bad('must be basic-auth (the only authentication type supported)');
@@ -55,9 +78,15 @@ export function parseRealm(raw: string): Parsed<string> {
 
 /** Which crypt format a hash is in, or why it is refused. */
 export function checkHash(hash: string): Parsed<string> {
-  for (const format of HASH_FORMATS) if (format.pattern.test(hash)) return ok(format.name);
-  if (/^[./0-9A-Za-z]{13}$/.test(hash)) return bad('is a DES crypt hash (it reads only 8 characters of a password); use $5$, $6$, $2b$ or $y$');
-  if (hash.startsWith('$')) return bad('is not a crypt(3) hash in a supported format ($1$, $5$, $6$, $2a$/$2b$/$2y$, $y$)');
+  for (const format of HASH_FORMATS) {
+    const match = format.pattern.exec(hash);
+    if (match === null) continue;
+    const problem = format.cost?.(match) ?? null;
+    return problem === null ? ok(format.name) : bad(`is a ${format.name} hash that ${problem}`);
+  }
+  if (/^[./0-9A-Za-z]{13}$/.test(hash)) return bad('is a DES crypt hash (it reads only 8 characters of a password); use $5$, $6$ or $2b$');
+  if (/^\$y\$|^\$gy\$|^\$7\$/.test(hash)) return bad('is a yescrypt or scrypt hash, which costs too much per login attempt (HAProxy hashes every one); use $5$, $6$ or $2b$');
+  if (hash.startsWith('$')) return bad('is not a crypt(3) hash in a supported format ($1$, $5$, $6$, $2a$/$2b$/$2y$)');
   return bad('is not a crypt(3) hash (plain-text passwords are refused); create it with e.g. `openssl passwd -6`');
 }
 

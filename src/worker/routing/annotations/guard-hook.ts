@@ -7,6 +7,7 @@ import type { KubeObject } from '../../protocol.js';
 import { registerAnnotationCheck } from '../../store/annotation-checks.js';
 import { readAnnotations } from './annotation-reader.js';
 import { authProblem } from './auth.js';
+import { prefetchRegexes } from './regex-prefetch.js';
 import { lookupAnnotation, type AnnotationTarget } from './registry.js';
 
 /** The problem with one annotation of an Ingress or Service, or null when it is fine or not ours. */
@@ -33,6 +34,10 @@ registerAnnotationCheck({
   check: annotationValueProblem,
   // Multi-line annotations, and refused ones (a snippet is usually several lines): those are
   // ignored with a warning, and must not cost the object its routes for a line break.
+  // Every new regular expression of a batch of Ingresses goes to HAProxy in one run.
+  prepare: (objects, kind) => {
+    if (kind === 'Ingress') prefetchRegexes(objects);
+  },
   allowsLineBreaks: (key) => {
     const found = lookupAnnotation(key);
     return found?.kind === 'refused' || (found?.kind === 'known' && found.spec.multiLine === true);

@@ -5,6 +5,7 @@
 // HAProxy's can be reached through them, and headers that frame the message are refused.
 import { isIP } from 'node:net';
 import type { HeaderSetting, PathRewrite } from '../model.js';
+import { pcreProblems } from './pcre-engine.js';
 import { parseRegex, wordProblem } from './pcre.js';
 import { bad, isConditionWord, isHeaderName, logFormatLiteral, ok, quotedTextProblem, valueLines, type Parsed } from './values.js';
 
@@ -14,6 +15,13 @@ const MAX_REPLACEMENT = 1024;
 const MAX_HEADER_VALUE = 1024;
 /** Characters of a replacement path besides back-references: RFC 3986 path and query characters. */
 const REPLACEMENT = /^[A-Za-z0-9\-._~!$&()*+,;=:@%/?]*$/;
+/** Header names the ingress keeps for itself (any case): no tenant rule may set, add or remove one. */
+export const RESERVED_PREFIX = 'x-haptic-';
+/**
+ * An empty header value as HAProxy 2.6 takes it: `set-header Name ""` has one argument too few
+ * and fails the whole config, while an empty sample is an empty value.
+ */
+const EMPTY_VALUE = '%[str()]';
 /** Headers that frame the message or the connection: setting them could desynchronize a server. */
 const FRAMING_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade']);
 
@@ -22,6 +30,8 @@ export function parsePathRewrite(raw: string): Parsed<readonly PathRewrite[]> {
   const lines = valueLines(raw);
   if (lines.length === 0) return bad('is empty');
   if (lines.length > MAX_RULES) return bad(`has ${lines.length} rules, over the limit of ${MAX_RULES}`);
+  // One HAProxy run for all the new patterns of the annotation; parseRegex then finds them cached.
+  pcreProblems(lines.map((line) => line.split(/[ \t]+/)).filter((words) => words.length === 2).map((words) => words[0] as string));
   const rules: PathRewrite[] = [];
   for (const line of lines) {
     const words = line.split(/[ \t]+/);
@@ -72,12 +82,13 @@ export function parseHeaderSettings(raw: string): Parsed<readonly HeaderSetting[
     let value = space < 0 ? '' : line.slice(space).trim();
     if (!isHeaderName(name)) return bad(`line ${JSON.stringify(line)}: ${JSON.stringify(name)} is not a header name (letters, digits, '-', '_', '.')`);
     if (FRAMING_HEADERS.has(name.toLowerCase())) return bad(`line ${JSON.stringify(line)}: the ${name} header frames the message and may not be set`);
+    if (name.toLowerCase().startsWith(RESERVED_PREFIX)) return bad(`line ${JSON.stringify(line)}: ${name} is reserved (${RESERVED_PREFIX}* headers belong to the ingress, e.g. its loop guard) and may not be set`);
     if (space < 0) return bad(`line ${JSON.stringify(line)} has no value; write "Name value" (or Name "" for an empty value)`);
     if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
     const problem = quotedTextProblem(value, MAX_HEADER_VALUE);
     if (problem !== null) return bad(`line ${JSON.stringify(line)}: the value ${problem}`);
     settings.delete(name.toLowerCase());
-    settings.set(name.toLowerCase(), Object.freeze({ name, value: logFormatLiteral(value) }));
+    settings.set(name.toLowerCase(), Object.freeze({ name, value: value === '' ? EMPTY_VALUE : logFormatLiteral(value) }));
   }
   return ok(Object.freeze([...settings.values()]));
 }
