@@ -19,6 +19,8 @@ import { OutputDirectory, outputPathsIn } from '../output/output-directory.js';
 import { OutputWriter } from '../output/output-writer.js';
 import type { ManifestLimits } from '../sources/manifest/manifest-loader.js';
 import { ManifestSource } from '../sources/manifest/manifest-source.js';
+import { StartupError } from '../core/errors.js';
+import { preflight } from './preflight.js';
 import type { Source } from '../sources/source.js';
 import { loadOutputTemplateSet } from '../template-set/output-template-set.js';
 
@@ -67,6 +69,8 @@ export interface HaproxyOptions {
 export interface ControllerHooks {
   onHaproxyRestart?: () => void;
   onEndpointChangeApplied?: (seconds: number) => void;
+  /** Something the controller cannot run without failed for good (HAProxy refused to start its first config). */
+  onFatal?: (error: Error) => void;
 }
 
 /** Everything `run` assembled, before it starts. */
@@ -94,6 +98,7 @@ export async function assembleController(options: ControllerOptions, choose: { s
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? defaultLogger();
   const paths = outputPathsIn(options.out);
+  await preflight({ out: options.out, haproxy: options.haproxy !== undefined, ...(choose.source === undefined && 'manifests' in options.source ? { manifests: options.source.manifests } : {}) });
   // HAProxy's admin socket is where the deployer's runtime changes go (`run --haproxy`).
   const runtime = options.haproxy === undefined ? {} : { runtimeSocket: join(options.out, 'run', 'admin.sock') };
   const templateSet = await loadControllerTemplateSet(options, runtime);
@@ -115,7 +120,12 @@ export async function assembleController(options: ControllerOptions, choose: { s
     return { engine, templateSet, output, writer, haproxy: undefined, hooks };
   }
   const process = HaproxyProcess.forOutputDirectory(options.out, { clock, logger, onRestart: () => hooks.onHaproxyRestart?.() });
-  const target = new LocalHaproxyTarget({ output, haproxy: process, logger });
+  const target = new LocalHaproxyTarget({
+    output,
+    haproxy: process,
+    logger,
+    onFirstStartFailed: (error) => hooks.onFatal?.(new StartupError(`HAProxy could not start its first config: ${error.message}`, { cause: error })),
+  });
   const deployer = new Deployer({
     bus: engine.bus,
     target,
