@@ -123,9 +123,8 @@ export class ManifestSource implements Source {
     const next = new Map<string, Held>();
     if (text !== undefined) {
       const parsed = parseManifest(text, name, resources);
-      const syntax = parsed.errors.filter((e) => e.includes('invalid YAML'));
-      if (syntax.length > 0) {
-        for (const error of syntax) sink.problem(undefined, `${error}; the file changes nothing until it parses`);
+      if (parsed.broken.length > 0) {
+        for (const error of parsed.broken) sink.problem(undefined, `${error}; the file changes nothing until it parses`);
         return;
       }
       for (const error of parsed.errors) sink.problem(undefined, error);
