@@ -1,6 +1,7 @@
 // `haptic-reconciler render` never replaces a good output because of what it could not read: a
 // manifest file that does not parse (the objects it holds are unknown, not absent) exits 1 naming
-// the file and line, and writes nothing; `--check` without HAProxy exits 1 and says so.
+// the file and line, and writes nothing; `--check` without HAProxy exits 1 and says so. Its
+// messages say what was really left out.
 import { execFile } from 'node:child_process';
 import { access, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -24,6 +25,24 @@ async function render(args: readonly string[], env: Record<string, string> = {})
 }
 
 const BROKEN = 'apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: { name: [broken\n';
+
+const BAD_ANNOTATION = `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: maybe
+  namespace: shop
+  annotations:
+    haproxy.org/ssl-redirect: "maybe"
+spec:
+  ingressClassName: haproxy
+  rules:
+  - host: maybe.example.com
+    http:
+      paths:
+      - path: /
+        pathType: Prefix
+        backend: { service: { name: web, port: { number: 80 } } }
+`;
 
 let dir: string;
 
@@ -63,6 +82,21 @@ describe('render with a file it cannot read whole', () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^error: .*broken\.yaml:\d+: invalid YAML/m);
     await expect(access(join(out, 'haproxy.cfg'))).rejects.toThrow(/ENOENT/);
+  });
+});
+
+describe('render messages', () => {
+  it('say that a bad annotation value left its whole Ingress out, and count it as a rejected object', async () => {
+    const manifests = join(dir, 'bad-annotation');
+    await cp(EXAMPLES_DIR, manifests, { recursive: true });
+    await writeFile(join(manifests, 'zz-annotated.yaml'), BAD_ANNOTATION);
+
+    const run = await render(['--manifests', manifests, '--out', join(dir, 'out-annotation')]);
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^rejected: .*zz-annotated\.yaml:1: Ingress shop\/maybe \(annotation; the Ingress is left out\): metadata\.annotations\["haproxy\.org\/ssl-redirect"\] "maybe"/m);
+    expect(run.stderr).not.toMatch(/annotation dropped/);
+    expect(run.stderr).toMatch(/0 documents refused by the loader, 1 objects rejected, 0 parts of objects dropped/);
   });
 });
 

@@ -73,8 +73,9 @@ async function renderCommand(opts: RenderFlags): Promise<number> {
     for (const rejection of result.rejections) console.error(`rejected: ${describeRejection(rejection, sources)}`);
     // Every rejection is also a warning for the logs; here it was printed with its file and line.
     for (const warning of result.warnings) if (!warning.startsWith('rejected ')) console.error(`warning: ${warning}`);
-    const rejectedObjects = new Set(result.rejections.filter((r) => r.scope === 'object').map((r) => `${r.kind} ${r.namespace}/${r.name}`)).size;
-    const dropped = result.rejections.length - result.rejections.filter((r) => r.scope === 'object').length;
+    const whole = result.rejections.filter(leftOutWhole);
+    const rejectedObjects = new Set(whole.map((r) => `${r.kind} ${r.namespace}/${r.name}`)).size;
+    const dropped = result.rejections.length - whole.length;
     console.error(
       `loaded ${loaded.objects.length} objects from ${loaded.files} files (${loaded.ignored} of unwatched kinds); ` +
         `${loaded.errors.length} documents refused by the loader, ${rejectedObjects} objects rejected, ${dropped} parts of objects dropped`,
@@ -107,6 +108,10 @@ async function renderCommand(opts: RenderFlags): Promise<number> {
   }
 }
 
+function leftOutWhole(rejection: Rejection): boolean {
+  return rejection.scope === 'object' || rejection.wholeObject === true;
+}
+
 /** `Kind namespace/name` → where the object came from (`file:line`). */
 function sourcesByObject(objects: readonly LoadedObject[]): Map<string, string> {
   const sources = new Map<string, string>();
@@ -117,6 +122,7 @@ function sourcesByObject(objects: readonly LoadedObject[]): Map<string, string> 
 function describeRejection(rejection: Rejection, sources: ReadonlyMap<string, string>): string {
   const name = rejection.namespace === '' ? rejection.name : `${rejection.namespace}/${rejection.name}`;
   const source = sources.get(`${rejection.kind} ${rejection.namespace}/${rejection.name}`);
-  const what = rejection.scope === 'object' ? '' : ` (${rejection.scope} dropped)`;
+  // A bad annotation value leaves its whole Ingress out: say so, not that the annotation was dropped.
+  const what = rejection.scope === 'object' ? '' : leftOutWhole(rejection) ? ` (${rejection.scope}; the ${rejection.kind} is left out)` : ` (${rejection.scope} dropped)`;
   return `${source === undefined ? '' : `${source}: `}${rejection.kind} ${name}${what}: ${rejection.reason}`;
 }
