@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { Deployer } from '../deploy/deployer.js';
 import { DriftPreventionMonitor } from '../deploy/drift-monitor.js';
 import { RenderGate } from '../gate/render-gate.js';
+import { HaproxyDowntime } from '../haproxy/haproxy-downtime.js';
 import { HaproxyProcess } from '../haproxy/haproxy-process.js';
 import { LocalHaproxyTarget } from '../haproxy/local-haproxy-target.js';
 import { OutputDirectory, outputPathsIn } from '../output/output-directory.js';
@@ -81,7 +82,7 @@ export interface AssembledController {
   /** Writes `--out` without `--haproxy`. */
   readonly writer: OutputWriter | undefined;
   /** With `--haproxy`: the deployer (ready once HAProxy serves a render) and its target. */
-  readonly haproxy: { readonly deployer: Deployer; readonly target: LocalHaproxyTarget } | undefined;
+  readonly haproxy: { readonly deployer: Deployer; readonly target: LocalHaproxyTarget; readonly downtime: HaproxyDowntime } | undefined;
   /** Set these before the engine starts. */
   readonly hooks: ControllerHooks;
 }
@@ -119,7 +120,16 @@ export async function assembleController(options: ControllerOptions, choose: { s
     engine.addLeaderComponent(writer);
     return { engine, templateSet, output, writer, haproxy: undefined, hooks };
   }
-  const process = HaproxyProcess.forOutputDirectory(options.out, { clock, logger, onRestart: () => hooks.onHaproxyRestart?.() });
+  const process = HaproxyProcess.forOutputDirectory(options.out, {
+    clock,
+    logger,
+    onRestart: () => {
+      // Called only after an exit, long after `downtime` below exists.
+      downtime.restarting();
+      hooks.onHaproxyRestart?.();
+    },
+  });
+  const downtime = new HaproxyDowntime({ haproxy: process, clock });
   const target = new LocalHaproxyTarget({
     output,
     haproxy: process,
@@ -141,7 +151,7 @@ export async function assembleController(options: ControllerOptions, choose: { s
   engine.addLeaderComponent(
     new DriftPreventionMonitor({ bus: engine.bus, clock, logger, ...(options.haproxy.driftIntervalMs === undefined ? {} : { driftIntervalMs: options.haproxy.driftIntervalMs }) }),
   );
-  return { engine, templateSet, output, writer: undefined, haproxy: { deployer, target }, hooks };
+  return { engine, templateSet, output, writer: undefined, haproxy: { deployer, target, downtime }, hooks };
 }
 
 async function sourceFor(options: ControllerOptions, clock: Clock, logger: Logger): Promise<Source> {

@@ -6,7 +6,18 @@ import { ControllerMetrics } from '../metrics/metrics.js';
 import { MetricsAdapter } from '../metrics/metrics-adapter.js';
 import { startHttpEndpoints } from '../metrics/http-endpoints.js';
 import { StartupError } from '../core/errors.js';
+import type { Liveness } from '../engine.js';
+import type { HaproxyDowntime } from '../haproxy/haproxy-downtime.js';
 import { assembleController, type AssembledController, type ControllerOptions } from './controller.js';
+
+/** /healthz: the engine's components, the local HAProxy, and any fatal error. */
+function liveness(engine: AssembledController['engine'], downtime: HaproxyDowntime | undefined, fatal: Error | undefined): Liveness {
+  if (fatal !== undefined) return { alive: false, stopped: { controller: fatal.message } };
+  const own = engine.liveness();
+  const haproxy = downtime?.problem();
+  if (haproxy === undefined) return own;
+  return { alive: false, stopped: { ...own.stopped, haproxy } };
+}
 
 export interface RunOptions extends ControllerOptions {
   /** `HOST:PORT` for /metrics, /healthz and /readyz, or `off`. @default 127.0.0.1:9100 */
@@ -50,7 +61,7 @@ export async function runController(options: RunOptions, signal: AbortSignal, on
     address: options.metricsAddr ?? '127.0.0.1:9100',
     metrics,
     readiness: () => engine.readiness(),
-    liveness: () => (fatal === undefined ? engine.liveness() : { alive: false, stopped: { controller: fatal.message } }),
+    liveness: () => liveness(engine, assembled.haproxy?.downtime, fatal),
     logger: engine.logger,
     clock: engine.clock,
   }).catch(async (error: unknown) => {
