@@ -85,6 +85,23 @@ describe('render with a file it cannot read whole', () => {
   });
 });
 
+describe('render that cannot start', () => {
+  it('exits 1 with one line naming a manifest directory that does not exist', async () => {
+    const missing = join(dir, 'no-such-dir');
+    const run = await render(['--manifests', missing, '--out', join(dir, 'out-no-dir')]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(`error: manifest directory ${missing} does not exist\n`);
+  });
+
+  it('exits 1 with one line naming an --out it cannot write', async () => {
+    const file = join(dir, 'a-file');
+    await writeFile(file, '');
+    const run = await render(['--manifests', EXAMPLES_DIR, '--out', join(file, 'out')]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^error: cannot write the output directory .*a-file\/out \(--out\): ENOTDIR: not a directory\n$/);
+  });
+});
+
 describe('render messages', () => {
   it('say that a bad annotation value left its whole Ingress out, and count it as a rejected object', async () => {
     const manifests = join(dir, 'bad-annotation');

@@ -6,6 +6,7 @@
 // were rejected (each printed with its file:line).
 import { Option, type Command } from 'commander';
 import { resolve } from 'node:path';
+import { preflight } from '../controller/preflight.js';
 import { defaultLogger } from '../core/logger.js';
 import { haproxyRenderChecker } from '../gate/render-checker.js';
 import { haproxyBinary, haproxyVersion } from '../haproxy/haproxy-check.js';
@@ -50,6 +51,8 @@ interface RenderFlags {
 async function renderCommand(opts: RenderFlags): Promise<number> {
   const out = resolve(opts.out);
   const dirs = outputPathsIn(out);
+  // A missing directory or an unwritable --out: one line saying which, before any work.
+  await preflight({ manifests: resolve(opts.manifests), out, haproxy: false });
   const version = opts.check ? await haproxyVersion() : null;
   if (opts.check && version === null) {
     console.error(`error: --check: HAProxy is not installed or cannot run (${JSON.stringify(haproxyBinary())}; set HAPROXY_BIN to its path); nothing was written`);
