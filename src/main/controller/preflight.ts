@@ -57,6 +57,5 @@ async function checkHaproxy(binary: string): Promise<void> {
 
 /** `ENOTDIR: not a directory` without the path and syscall Node appends. */
 function reason(error: NodeJS.ErrnoException): string {
-  const text = error.message.replace(/, \w+ '[^']*'$/, '');
-  return text;
+  return error.message.replace(/, \w+ '[^']*'$/, '');
 }
