@@ -1,6 +1,8 @@
 // `haptic-reconciler run`: the controller. Parses the flags into ControllerOptions, runs the
 // controller until SIGTERM or SIGINT, and makes sure the process exits 0 within 10 s of the
-// signal (the Lease released, watches closed, HAProxy stopped).
+// signal (the Lease released, watches closed, HAProxy stopped). When it cannot start (see
+// controller/preflight.ts; with --haproxy, also HAProxy refusing to start its first config) or a
+// source fails for good, it stops everything and exits 1 with one `error:` line.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
