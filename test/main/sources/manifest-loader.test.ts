@@ -210,5 +210,7 @@ describe('hostile manifests', () => {
     const load = await loadManifests(dir, stores, { maxFileBytes: 1024 });
     expect(load.objects.map((o) => o.object.metadata.name)).toEqual(['a']);
     expect(load.errors).toEqual([expect.stringMatching(/huge\.yaml: \d+ bytes is over the manifest size limit of 1024 bytes/)]);
+    // Its objects are unknown, not absent: `render` writes nothing rather than a config without them.
+    expect(load.broken).toEqual(load.errors);
   });
 });
