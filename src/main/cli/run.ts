@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { defaultLogger } from '../core/logger.js';
 import { runController, type RunOptions } from '../controller/run-controller.js';
+import { DEFAULT_HAPROXY_DOWN_LIMIT_MS } from '../haproxy/haproxy-downtime.js';
 import { DEFAULT_MAX_MANIFEST_BYTES } from '../sources/manifest/manifest-loader.js';
 import { DEFAULT_TEMPLATE_SET_PATH } from '../template-set/template-set.js';
 import { collect, nonNegativeInteger, positiveInteger, positiveNumber } from './options.js';
@@ -37,6 +38,7 @@ interface RunFlags {
   haproxy: boolean;
   minDeploymentInterval: number;
   driftInterval: number;
+  haproxyDownLimit: number;
 }
 
 export function registerRun(program: Command): void {
@@ -64,6 +66,7 @@ export function registerRun(program: Command): void {
     .option('--haproxy', 'start and supervise a local HAProxy on the output (master socket <out>/run/master.sock)', false)
     .addOption(new Option('--min-deployment-interval <ms>', 'least time between two reloads').default(2000).argParser(nonNegativeInteger))
     .addOption(new Option('--drift-interval <ms>', 'redeploy when nothing was deployed for this long').default(60_000).argParser(positiveInteger))
+    .addOption(new Option('--haproxy-down-limit <ms>', '/healthz fails once HAProxy has not run for this long, every restart failing').default(DEFAULT_HAPROXY_DOWN_LIMIT_MS).argParser(positiveInteger))
     .action(async (flags: RunFlags) => {
       process.exitCode = await runCommand(flags);
     });
@@ -101,7 +104,7 @@ async function runCommand(flags: RunFlags): Promise<number> {
           },
         }
       : {}),
-    ...(flags.haproxy ? { haproxy: { minDeploymentIntervalMs: flags.minDeploymentInterval, driftIntervalMs: flags.driftInterval } } : {}),
+    ...(flags.haproxy ? { haproxy: { minDeploymentIntervalMs: flags.minDeploymentInterval, driftIntervalMs: flags.driftInterval, downLimitMs: flags.haproxyDownLimit } } : {}),
   };
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => {

@@ -64,6 +64,8 @@ export interface HaproxyOptions {
   readonly minDeploymentIntervalMs?: number;
   /** A deployment is forced when none completed for this long. @default 60000 */
   readonly driftIntervalMs?: number;
+  /** /healthz fails once HAProxy has not run for this long, every restart failing. @default 300000 */
+  readonly downLimitMs?: number;
 }
 
 /** Callbacks metrics attach to components assembled before the metrics exist. */
@@ -129,7 +131,7 @@ export async function assembleController(options: ControllerOptions, choose: { s
       hooks.onHaproxyRestart?.();
     },
   });
-  const downtime = new HaproxyDowntime({ haproxy: process, clock });
+  const downtime = new HaproxyDowntime({ haproxy: process, clock, ...(options.haproxy.downLimitMs === undefined ? {} : { limitMs: options.haproxy.downLimitMs }) });
   const target = new LocalHaproxyTarget({
     output,
     haproxy: process,
