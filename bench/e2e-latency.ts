@@ -19,11 +19,15 @@ import { OutputDirectory, outputPathsIn } from '../src/main/output/output-direct
 import { ChangeBatcher } from '../src/main/sources/change-batcher.js';
 import { SyntheticCluster } from '../src/main/sources/synthetic/synthetic-cluster.js';
 import { loadOutputTemplateSet } from '../src/main/template-set/output-template-set.js';
+import { benchCommand, sizeArgument } from './bench-command.js';
 import { environment, median, printTable, sig, type Row } from './lib.js';
 
 const SAMPLES = 15;
-const sizes = process.argv.slice(2).map(Number).filter((n) => Number.isInteger(n) && n > 0);
-const N = sizes.length > 0 ? sizes : [100, 1_000, 10_000];
+const DEFAULT_LATENCY_SIZES = [100, 1_000, 10_000];
+const command = benchCommand('bench:latency', 'end-to-end latency from an EndpointSlice change to its acknowledgement by a real HAProxy (needs HAProxy); writes bench/results/e2e-latency.json')
+  .argument('[sizes...]', `cluster sizes in Ingresses (default ${DEFAULT_LATENCY_SIZES.join(' ')})`, sizeArgument)
+  .parse();
+const N = (command.processedArgs[0] as number[] | undefined) ?? DEFAULT_LATENCY_SIZES;
 
 async function measure(n: number): Promise<Row> {
   const out = await mkdtemp(join(tmpdir(), 'haptic-latency-'));

@@ -10,11 +10,15 @@ import { ChangeBatcher } from '../src/main/sources/change-batcher.js';
 import { SYNTHETIC_CLUSTER_VALUES, SyntheticCluster } from '../src/main/sources/synthetic/synthetic-cluster.js';
 import { SyntheticChurn } from '../src/main/sources/synthetic/synthetic-churn.js';
 import { loadTemplateSet } from '../src/main/template-set/template-set.js';
+import { benchCommand, secondsArgument } from './bench-command.js';
 
 const INGRESSES = 5000;
 const RATE = 5000;
 const SAMPLE_S = 5;
-const seconds = Number(process.argv[2] ?? 90);
+const command = benchCommand('bench:live-heap', `the load test's flood (${INGRESSES} Ingresses, ${RATE} changes/s) with a forced GC every ${SAMPLE_S} s: live main heap, RSS, workers' heap`)
+  .argument('[seconds]', 'how long to run', secondsArgument, 90)
+  .parse();
+const seconds = command.processedArgs[0] as number;
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with node --expose-gc (npm run bench:live-heap does)');
 

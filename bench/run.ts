@@ -3,10 +3,12 @@
 //   tsx bench/run.ts                      all suites, N = 100, 1000, 10000
 //   tsx bench/run.ts render dispatch      only these
 //   tsx bench/run.ts --sizes 100,1000     other cluster sizes (also --sizes=...)
+//   tsx bench/run.ts --help               usage
 import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { loadTemplateSet } from '../src/main/template-set/template-set.js';
 import { SYNTHETIC_CLUSTER_VALUES } from '../src/main/sources/synthetic/synthetic-cluster.js';
+import { benchCommand, sizeList } from './bench-command.js';
 import { DEFAULT_SIZES, printTable, writeReport, type Suite } from './lib.js';
 import { busSuite } from './suites/bus.js';
 import { deploySuite } from './suites/deploy.js';
@@ -22,48 +24,21 @@ interface Args {
   readonly sizes: readonly number[];
 }
 
-function usage(): string {
-  return `usage: tsx bench/run.ts [--sizes N,N,...] [${SUITES.map((s) => s.name).join(' | ')} ...]`;
-}
-
 function parseArgs(argv: readonly string[]): Args {
-  const names: string[] = [];
-  let sizes = DEFAULT_SIZES;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (arg === '--help' || arg === '-h') {
-      console.log(usage());
-      process.exit(0);
-    }
-    if (arg === '--sizes' || arg.startsWith('--sizes=')) {
-      const text = arg === '--sizes' ? argv[++i] : arg.slice('--sizes='.length);
-      const parsed = (text ?? '').split(',').map((s) => Number(s.replaceAll('_', '').trim()));
-      if (parsed.length === 0 || parsed.some((n) => !Number.isInteger(n) || n < 1)) throw new UsageError(`--sizes expects positive integers, got ${JSON.stringify(text)}`);
-      sizes = [...parsed].sort((a, b) => a - b);
-    } else if (arg.startsWith('-')) {
-      throw new UsageError(`unknown option ${arg}`);
-    } else {
-      names.push(arg);
-    }
-  }
-  const unknown = names.filter((name) => !SUITES.some((s) => s.name === name));
-  if (unknown.length > 0) throw new UsageError(`unknown suite(s): ${unknown.join(', ')}`);
-  const suites = names.length === 0 ? SUITES : SUITES.filter((s) => names.includes(s.name));
-  return { suites, sizes };
+  const names = SUITES.map((s) => s.name);
+  const command = benchCommand('bench', 'runs the benchmark suites, every one or those named, and writes bench/results/<suite>.json')
+    .argument('[suites...]', `suites to run, in order (default all): ${names.join(', ')}`)
+    .option('--sizes <N,N,...>', `cluster sizes (default ${DEFAULT_SIZES.join(',')})`, sizeList)
+    .parse(argv, { from: 'user' });
+  const chosen = command.processedArgs[0] as string[];
+  const unknown = chosen.filter((name) => !names.includes(name));
+  if (unknown.length > 0) command.error(`error: unknown suite(s): ${unknown.join(', ')}`);
+  const sizes = (command.opts() as { sizes?: number[] }).sizes ?? DEFAULT_SIZES;
+  return { suites: chosen.length === 0 ? SUITES : SUITES.filter((s) => chosen.includes(s.name)), sizes };
 }
-
-class UsageError extends Error {}
 
 async function main(): Promise<void> {
-  let args: Args;
-  try {
-    args = parseArgs(process.argv.slice(2));
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    console.error(`${error.message}\n${usage()}`);
-    process.exitCode = 2;
-    return;
-  }
+  const args = parseArgs(process.argv.slice(2));
   const templateSet = await loadTemplateSet(undefined, SYNTHETIC_CLUSTER_VALUES);
   const started = performance.now();
   console.log(`benchmarks: ${args.suites.map((s) => s.name).join(', ')}; N = ${args.sizes.join(', ')}`);

@@ -9,11 +9,15 @@ import { Engine } from '../src/main/engine.js';
 import { lineChartSvg } from '../src/main/tools/svg-chart.js';
 import { loadTemplateSet } from '../src/main/template-set/template-set.js';
 import { SYNTHETIC_CLUSTER_VALUES } from '../src/main/sources/synthetic/synthetic-cluster.js';
+import { benchCommand, sizeArgument } from './bench-command.js';
 import { environment, median, OneObjectChanger, populatedStores, printTable, sig, type Row } from './lib.js';
 
 const INCREMENTAL_SAMPLES = 9;
-const sizes = process.argv.slice(2).map(Number).filter((n) => Number.isInteger(n) && n > 0);
-const N = sizes.length > 0 ? sizes : [100, 1_000, 10_000, 50_000];
+const DEFAULT_SCALE_SIZES = [100, 1_000, 10_000, 50_000];
+const command = benchCommand('bench:scale', 'scaling curve: cold and incremental render, dispatch cost, output size and worker heap per cluster size; writes bench/results/scale.json and scale.svg')
+  .argument('[sizes...]', `cluster sizes in Ingresses (default ${DEFAULT_SCALE_SIZES.join(' ')})`, sizeArgument)
+  .parse();
+const N = (command.processedArgs[0] as number[] | undefined) ?? DEFAULT_SCALE_SIZES;
 const never = new AbortController().signal;
 
 const set = await loadTemplateSet(undefined, SYNTHETIC_CLUSTER_VALUES);

@@ -12,6 +12,7 @@ import type { TemplateSetSource } from '../worker/protocol.js';
 import { EventBus, type DropInfo } from './bus/event-bus.js';
 import { deferred } from './core/async.js';
 import { systemClock, type Clock } from './core/clock.js';
+import { StartupError } from './core/errors.js';
 import { defaultLogger } from './core/logger.js';
 import { newEvent, type ControllerEvent } from './events/events.js';
 import { SingleReplicaElector, type Elector } from './leadership/elector.js';
@@ -71,6 +72,13 @@ export interface Readiness {
   readonly ready: boolean;
 }
 
+/** What `/healthz` reports: false once a component the engine runs has stopped for good. */
+export interface Liveness {
+  readonly alive: boolean;
+  /** Component → why it stopped, for the components that did. */
+  readonly stopped?: Readonly<Record<string, string>>;
+}
+
 export class Engine {
   readonly bus: EventBus<ControllerEvent>;
   readonly stores: StoreProvider;
@@ -92,6 +100,8 @@ export class Engine {
   #running = false;
   #ran = false;
   #synchronized = false;
+  /** Components that ended or failed while the engine ran on, by name (see `liveness`). */
+  readonly #stopped = new Map<string, string>();
   /** The current leadership term, while leading. */
   #term: { readonly controller: AbortController; readonly done: Promise<unknown> } | undefined;
   /** The last term ended: its leader components' start promises, settled once they stopped. */
@@ -167,6 +177,16 @@ export class Engine {
     return { synchronized: this.#synchronized, leader, ready: this.#synchronized && (!leader || componentsReady) };
   }
 
+  /**
+   * What `/healthz` reports: not alive once the engine's run has ended, or once a source, the
+   * Reconciler or a leader component stopped (or failed) while the engine kept running.
+   */
+  liveness(): Liveness {
+    const stopped = new Map(this.#stopped);
+    if (this.#ran && !this.#running) stopped.set('engine', 'the engine has stopped');
+    return stopped.size === 0 ? { alive: true } : { alive: false, stopped: Object.fromEntries(stopped) };
+  }
+
   /** Adds a leader-only component (render gate, deployer, output writer). Call before `start`. */
   addLeaderComponent(component: LeaderComponent): void {
     if (this.#running) throw new Error('leader components must be added before the engine starts');
@@ -192,7 +212,7 @@ export class Engine {
     const running: Promise<unknown>[] = [];
     try {
       this.bus.start();
-      running.push(this.reconciler.start(stop.signal));
+      running.push(this.reconciler.start(stop.signal).then(() => this.#endedEarly('reconciler', stop.signal)));
       const watchers = this.watchers;
       if (stop.signal.aborted) {
         // Stopped before it began: nothing to list, nothing to announce.
@@ -201,9 +221,10 @@ export class Engine {
       } else {
         for (const source of this.#sources) {
           running.push(
-            source.run(this.#definitions, watchers, stop.signal).catch((error: unknown) => {
+            source.run(this.#definitions, watchers, stop.signal).then(() => this.#endedEarly(`source ${source.kind}`, stop.signal), (error: unknown) => {
               fatal ??= error;
-              this.logger.error({ err: error, source: source.kind }, 'source failed');
+              // A StartupError says all in one line; anything else is a bug worth its stack.
+              this.logger.error({ ...(error instanceof StartupError ? { reason: error.message } : { err: error }), source: source.kind }, 'source failed');
               stop.abort(error);
             }),
           );
@@ -250,10 +271,28 @@ export class Engine {
     this.bus.pause();
     this.bus.publish(newEvent('leader.became', { identity: this.elector.identity }, undefined, this.clock));
     const components = [...this.#leaderComponents];
-    const done = Promise.allSettled(components.map((c) => c.start(controller.signal)));
+    const done = Promise.allSettled(
+      components.map((c) =>
+        c.start(controller.signal).catch((error: unknown) => {
+          if (!controller.signal.aborted) this.#componentStopped(c.constructor.name, `failed: ${(error as Error).message}`);
+          throw error;
+        }),
+      ),
+    );
     this.#term = { controller, done };
     this.logger.info({ identity: this.elector.identity }, 'became leader');
     void Promise.race([Promise.all(components.map((c) => c.whenReady())), aborted(controller.signal)]).then(() => this.bus.start());
+  }
+
+  /** A component whose run is meant to last until `signal` aborts returned before it did. */
+  #endedEarly(component: string, signal: AbortSignal): void {
+    if (!signal.aborted) this.#componentStopped(component, 'ended while the engine was running');
+  }
+
+  #componentStopped(component: string, reason: string): void {
+    if (this.#stopped.has(component)) return;
+    this.#stopped.set(component, reason);
+    this.logger.error({ component, reason }, 'a component stopped for good; /healthz fails');
   }
 
   /** Ends the term; resolves once its leader components have stopped (a write in progress finishes). */

@@ -3,11 +3,11 @@
 // them (sources, leader election, render gate, deployer, local HAProxy, metrics, output); and the
 // whole controller as `run` assembles it. Dev tooling (demo, load test, synthetic churn, charts)
 // is not part of it.
-export { Engine, type EngineOptions } from './engine.js';
+export { Engine, type EngineOptions, type Liveness } from './engine.js';
 export * from './events/events.js';
 export { EventBus, type BusEvent, type DropInfo, type EventBusOptions, type SubscribeOptions, type Subscription, type MergeDecision, type MergePolicy } from './bus/event-bus.js';
 export { systemClock, sleep, every, type Clock, type TimerHandle } from './core/clock.js';
-export { HapticError, PipelineError, TemplateSetError, TemplateSetRejected, type ErrorCode, type PipelineFault } from './core/errors.js';
+export { HapticError, PipelineError, StartupError, TemplateSetError, TemplateSetRejected, type ErrorCode, type PipelineFault } from './core/errors.js';
 export { defaultLogger, silentLogger } from './core/logger.js';
 export { Reconciler, triggerFor, HAPROXY_PODS_STORE, type TriggerDecision } from './reconcile/reconciler.js';
 export { Coordinator, type CoordinatorOptions, type CoordinatorStats } from './reconcile/coordinator.js';
@@ -67,7 +67,7 @@ export { checkConfigFits, checkMaxconnFits, derivedMaxconn, readFdLimit, type Fd
 export { HttpResourceFetcher, attachHttpResources, type HttpResourceFetcherOptions } from './http-resources/http-resource-fetcher.js';
 export { ControllerMetrics, type ControllerMetricsOptions } from './metrics/metrics.js';
 export { MetricsAdapter, type MetricsAdapterOptions } from './metrics/metrics-adapter.js';
-export { startHttpEndpoints, parseListenAddress, type HttpEndpoints, type HttpEndpointsOptions } from './metrics/http-endpoints.js';
+export { startHttpEndpoints, parseListenAddress, type HttpEndpoints, type HttpEndpointsOptions, type LivenessSnapshot } from './metrics/http-endpoints.js';
 
 // The whole controller, as `run` assembles it.
 export { assembleController, type ControllerOptions, type AssembledController, type SourceChoice, type LeaderElectionOptions, type HaproxyOptions } from './controller/controller.js';

@@ -35,6 +35,12 @@ export interface Rejection {
   readonly name: string;
   readonly scope: RejectionScope;
   readonly reason: string;
+  /**
+   * Set when this problem left the whole object out although `scope` names a part of it (a bad
+   * annotation value rejects its Ingress). Absent: only that part was dropped; scope 'object'
+   * always means the whole object.
+   */
+  readonly wholeObject?: true;
 }
 
 /**

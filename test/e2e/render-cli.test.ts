@@ -79,13 +79,13 @@ describe('render', () => {
     const manifests = join(dir, 'manifests-bad');
     await cp(EXAMPLES_DIR, manifests, { recursive: true });
     await writeFile(join(manifests, 'zz-bad.yaml'), PARTLY_BAD);
-    await writeFile(join(manifests, 'zz-broken.yaml'), 'apiVersion: v1\nkind: Service\nmetadata: { name: [x\n');
+    await writeFile(join(manifests, 'zz-typo.yaml'), 'apiVersion: v1\nkind: Servce\nmetadata: { name: typo, namespace: shop }\n');
     const out = join(dir, 'partly');
     const run = await render('--manifests', manifests, '--out', out);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/rejected: .*zz-bad\.yaml:1: Ingress shop\/partly-bad \(path dropped\): .*has space/);
     expect(run.stderr).toMatch(/rejected: .*zz-bad\.yaml:19: Ingress shop\/all-bad: spec/);
-    expect(run.stderr).toMatch(/rejected: .*zz-broken\.yaml:\d+: invalid YAML/);
+    expect(run.stderr).toMatch(/rejected: .*zz-typo\.yaml:1: kind "Servce" is not a watched kind; did you mean Service\?/);
     expect(run.stderr).toMatch(/1 documents refused by the loader, 1 objects rejected, 1 parts of objects dropped/);
     const prefixMap = await readFile(join(out, 'maps', 'host-prefix.map'), 'utf8');
     expect(prefixMap).toContain('partly.example.com/good');

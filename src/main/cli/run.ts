@@ -1,12 +1,15 @@
 // `haptic-reconciler run`: the controller. Parses the flags into ControllerOptions, runs the
 // controller until SIGTERM or SIGINT, and makes sure the process exits 0 within 10 s of the
-// signal (the Lease released, watches closed, HAProxy stopped).
+// signal (the Lease released, watches closed, HAProxy stopped). When it cannot start (see
+// controller/preflight.ts; with --haproxy, also HAProxy refusing to start its first config) or a
+// source fails for good, it stops everything and exits 1 with one `error:` line.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { defaultLogger } from '../core/logger.js';
 import { runController, type RunOptions } from '../controller/run-controller.js';
 import { DEFAULT_MAX_OLD_WORKERS } from '../haproxy/old-workers.js';
+import { DEFAULT_HAPROXY_DOWN_LIMIT_MS } from '../haproxy/haproxy-downtime.js';
 import { DEFAULT_MAX_MANIFEST_BYTES } from '../sources/manifest/manifest-loader.js';
 import { DEFAULT_TEMPLATE_SET_PATH } from '../template-set/template-set.js';
 import { collect, nonNegativeInteger, positiveInteger, positiveNumber } from './options.js';
@@ -37,6 +40,7 @@ interface RunFlags {
   minDeploymentInterval: number;
   driftInterval: number;
   maxOldWorkers: number;
+  haproxyDownLimit: number;
 }
 
 export function registerRun(program: Command): void {
@@ -65,6 +69,7 @@ export function registerRun(program: Command): void {
     .addOption(new Option('--min-deployment-interval <ms>', 'least time between two reloads').default(2000).argParser(nonNegativeInteger))
     .addOption(new Option('--drift-interval <ms>', 'redeploy when nothing was deployed for this long').default(60_000).argParser(positiveInteger))
     .addOption(new Option('--max-old-workers <n>', 'HAProxy workers left draining after reloads; the oldest past it are stopped').default(DEFAULT_MAX_OLD_WORKERS).argParser(nonNegativeInteger))
+    .addOption(new Option('--haproxy-down-limit <ms>', '/healthz fails once HAProxy has not run for this long, every restart failing').default(DEFAULT_HAPROXY_DOWN_LIMIT_MS).argParser(positiveInteger))
     .action(async (flags: RunFlags) => {
       process.exitCode = await runCommand(flags);
     });
@@ -102,7 +107,7 @@ async function runCommand(flags: RunFlags): Promise<number> {
           },
         }
       : {}),
-    ...(flags.haproxy ? { haproxy: { minDeploymentIntervalMs: flags.minDeploymentInterval, driftIntervalMs: flags.driftInterval, maxOldWorkers: flags.maxOldWorkers } } : {}),
+    ...(flags.haproxy ? { haproxy: { minDeploymentIntervalMs: flags.minDeploymentInterval, driftIntervalMs: flags.driftInterval, maxOldWorkers: flags.maxOldWorkers, downLimitMs: flags.haproxyDownLimit } } : {}),
   };
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => {

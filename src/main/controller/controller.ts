@@ -14,6 +14,7 @@ import { Deployer } from '../deploy/deployer.js';
 import { DriftPreventionMonitor } from '../deploy/drift-monitor.js';
 import { ObjectExclusions } from '../gate/object-exclusions.js';
 import { RenderGate } from '../gate/render-gate.js';
+import { HaproxyDowntime } from '../haproxy/haproxy-downtime.js';
 import { HaproxyProcess } from '../haproxy/haproxy-process.js';
 import { LocalHaproxyTarget } from '../haproxy/local-haproxy-target.js';
 import { OutputDirectory, outputPathsIn } from '../output/output-directory.js';
@@ -21,6 +22,8 @@ import { OutputWriter } from '../output/output-writer.js';
 import type { PipelineResult } from '../pipeline/pipeline.js';
 import type { ManifestLimits } from '../sources/manifest/manifest-loader.js';
 import { ManifestSource } from '../sources/manifest/manifest-source.js';
+import { StartupError } from '../core/errors.js';
+import { preflight } from './preflight.js';
 import type { Source } from '../sources/source.js';
 import { loadOutputTemplateSet } from '../template-set/output-template-set.js';
 
@@ -65,6 +68,8 @@ export interface HaproxyOptions {
   readonly driftIntervalMs?: number;
   /** Old HAProxy workers left draining after a reload; the oldest past it are stopped. @default 3 */
   readonly maxOldWorkers?: number;
+  /** /healthz fails once HAProxy has not run for this long, every restart failing. @default 300000 */
+  readonly downLimitMs?: number;
 }
 
 /** Callbacks metrics attach to components assembled before the metrics exist. */
@@ -72,6 +77,8 @@ export interface ControllerHooks {
   onHaproxyRestart?: () => void;
   onOldWorkersStopped?: (count: number) => void;
   onEndpointChangeApplied?: (seconds: number) => void;
+  /** Something the controller cannot run without failed for good (HAProxy refused to start its first config). */
+  onFatal?: (error: Error) => void;
 }
 
 /** Everything `run` assembled, before it starts. */
@@ -82,7 +89,7 @@ export interface AssembledController {
   /** Writes `--out` without `--haproxy`. */
   readonly writer: OutputWriter | undefined;
   /** With `--haproxy`: the deployer (ready once HAProxy serves a render) and its target. */
-  readonly haproxy: { readonly deployer: Deployer; readonly target: LocalHaproxyTarget } | undefined;
+  readonly haproxy: { readonly deployer: Deployer; readonly target: LocalHaproxyTarget; readonly downtime: HaproxyDowntime } | undefined;
   /** Set these before the engine starts. */
   readonly hooks: ControllerHooks;
 }
@@ -99,6 +106,7 @@ export async function assembleController(options: ControllerOptions, choose: { s
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? defaultLogger();
   const paths = outputPathsIn(options.out);
+  await preflight({ out: options.out, haproxy: options.haproxy !== undefined, ...(choose.source === undefined && 'manifests' in options.source ? { manifests: options.source.manifests } : {}) });
   // HAProxy's admin socket is where the deployer's runtime changes go (`run --haproxy`).
   const runtime = options.haproxy === undefined ? {} : { runtimeSocket: join(options.out, 'run', 'admin.sock') };
   const templateSet = await loadControllerTemplateSet(options, runtime);
@@ -125,11 +133,21 @@ export async function assembleController(options: ControllerOptions, choose: { s
   const process = HaproxyProcess.forOutputDirectory(options.out, {
     clock,
     logger,
-    onRestart: () => hooks.onHaproxyRestart?.(),
+    onRestart: () => {
+      // Called only after an exit, long after `downtime` below exists.
+      downtime.restarting();
+      hooks.onHaproxyRestart?.();
+    },
     onOldWorkersStopped: ({ stopped }) => hooks.onOldWorkersStopped?.(stopped),
     ...(options.haproxy.maxOldWorkers === undefined ? {} : { maxOldWorkers: options.haproxy.maxOldWorkers }),
   });
-  const target = new LocalHaproxyTarget({ output, haproxy: process, logger });
+  const downtime = new HaproxyDowntime({ haproxy: process, clock, ...(options.haproxy.downLimitMs === undefined ? {} : { limitMs: options.haproxy.downLimitMs }) });
+  const target = new LocalHaproxyTarget({
+    output,
+    haproxy: process,
+    logger,
+    onFirstStartFailed: (error) => hooks.onFatal?.(new StartupError(`HAProxy could not start its first config: ${error.message}`, { cause: error })),
+  });
   const deployer = new Deployer({
     bus: engine.bus,
     target,
@@ -147,7 +165,7 @@ export async function assembleController(options: ControllerOptions, choose: { s
   engine.addLeaderComponent(
     new DriftPreventionMonitor({ bus: engine.bus, clock, logger, ...(options.haproxy.driftIntervalMs === undefined ? {} : { driftIntervalMs: options.haproxy.driftIntervalMs }) }),
   );
-  return { engine, templateSet, output, writer: undefined, haproxy: { deployer, target }, hooks };
+  return { engine, templateSet, output, writer: undefined, haproxy: { deployer, target, downtime }, hooks };
 }
 
 async function sourceFor(options: ControllerOptions, clock: Clock, logger: Logger): Promise<Source> {

@@ -5,17 +5,45 @@ import { attachHttpResources } from '../http-resources/http-resource-fetcher.js'
 import { ControllerMetrics } from '../metrics/metrics.js';
 import { MetricsAdapter } from '../metrics/metrics-adapter.js';
 import { startHttpEndpoints } from '../metrics/http-endpoints.js';
+import { StartupError } from '../core/errors.js';
+import type { Liveness } from '../engine.js';
+import type { HaproxyDowntime } from '../haproxy/haproxy-downtime.js';
 import { assembleController, type AssembledController, type ControllerOptions } from './controller.js';
+
+/** /healthz: the engine's components, the local HAProxy, and any fatal error. */
+function liveness(engine: AssembledController['engine'], downtime: HaproxyDowntime | undefined, fatal: Error | undefined): Liveness {
+  if (fatal !== undefined) return { alive: false, stopped: { controller: fatal.message } };
+  const own = engine.liveness();
+  const haproxy = downtime?.problem();
+  if (haproxy === undefined) return own;
+  return { alive: false, stopped: { ...own.stopped, haproxy } };
+}
 
 export interface RunOptions extends ControllerOptions {
   /** `HOST:PORT` for /metrics, /healthz and /readyz, or `off`. @default 127.0.0.1:9100 */
   readonly metricsAddr?: string;
 }
 
-/** Runs the controller until `signal` aborts; `onStarted` sees it assembled and serving. */
+/**
+ * Runs the controller until `signal` aborts; `onStarted` sees it assembled and serving. Rejects
+ * (after stopping everything) when it cannot start or something it cannot run without failed for
+ * good: a StartupError says what, in one line.
+ */
 export async function runController(options: RunOptions, signal: AbortSignal, onStarted?: (controller: AssembledController & { readonly metricsAddress: string | undefined }) => void): Promise<void> {
   const assembled = await assembleController(options);
   const { engine } = assembled;
+  // Stopped by the caller, or by a fatal error of a component.
+  const running = new AbortController();
+  const onAbort = (): void => running.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  if (signal.aborted) onAbort();
+  let fatal: Error | undefined;
+  assembled.hooks.onFatal = (error) => {
+    if (fatal !== undefined) return;
+    fatal = error;
+    engine.logger.error({ reason: error.message }, 'stopping');
+    running.abort(error);
+  };
   const metrics = new ControllerMetrics({
     bus: engine.bus,
     coordinator: engine.coordinator,
@@ -34,20 +62,26 @@ export async function runController(options: RunOptions, signal: AbortSignal, on
     address: options.metricsAddr ?? '127.0.0.1:9100',
     metrics,
     readiness: () => engine.readiness(),
+    liveness: () => liveness(engine, assembled.haproxy?.downtime, fatal),
     logger: engine.logger,
     clock: engine.clock,
   }).catch(async (error: unknown) => {
+    signal.removeEventListener('abort', onAbort);
     await engine.close();
-    throw error;
+    throw new StartupError((error as Error).message, { cause: error });
   });
   engine.logger.info({ metrics: endpoints.address ?? 'off' }, 'serving /metrics, /healthz and /readyz');
-  const recording = adapter.start(signal);
+  const recording = adapter.start(running.signal);
   try {
     onStarted?.({ ...assembled, metricsAddress: endpoints.address });
-    await engine.start(signal);
+    await engine.start(running.signal);
   } finally {
+    // The engine may have stopped on its own (a source that failed): the rest stops with it.
+    running.abort(new Error('the engine stopped'));
+    signal.removeEventListener('abort', onAbort);
     await recording;
     // HAProxy stops with the controller; the pool and the endpoints close meanwhile.
     await Promise.all([assembled.haproxy?.target.stop(), engine.close(), endpoints.close()]);
   }
+  if (fatal !== undefined) throw fatal;
 }

@@ -16,7 +16,8 @@ export type ErrorCode =
   | 'HAPROXY_CLI_FAILED'
   | 'HAPROXY_COMMAND_FAILED'
   | 'HAPROXY_START_FAILED'
-  | 'FD_LIMIT_EXCEEDED';
+  | 'FD_LIMIT_EXCEEDED'
+  | 'CANNOT_START';
 
 export abstract class HapticError extends Error {
   abstract readonly code: ErrorCode;
@@ -142,5 +143,20 @@ export class FdLimitError extends HapticError {
   constructor(readonly maxconn: number, readonly needed: number, readonly limit: number, message: string) {
     super(message);
     this.name = 'FdLimitError';
+  }
+}
+
+/**
+ * The controller cannot start, or has lost for good something it cannot run without: a manifest
+ * directory that does not exist, an output directory it cannot write, HAProxy missing or unable
+ * to serve its first config. The message is one line for the operator; no stack trace helps.
+ */
+export class StartupError extends HapticError {
+  readonly code = 'CANNOT_START';
+  readonly terminal = true;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StartupError';
   }
 }

@@ -13,6 +13,11 @@ export interface LocalHaproxyTargetOptions {
   readonly output: OutputDirectory;
   readonly haproxy: HaproxyProcess;
   readonly logger: Logger;
+  /**
+   * HAProxy could not start the first config it was given (a port taken, a missing permission):
+   * nothing it will be given later fixes that. Later failures keep the running config instead.
+   */
+  readonly onFirstStartFailed?: (error: Error) => void;
 }
 
 export class LocalHaproxyTarget implements DeployTarget {
@@ -22,8 +27,11 @@ export class LocalHaproxyTarget implements DeployTarget {
   /** Checksum of the files last written, and of the files the running worker loaded. */
   #written: string | undefined;
   #running: string | undefined;
+  #everStarted = false;
+  readonly #onFirstStartFailed: ((error: Error) => void) | undefined;
 
   constructor(options: LocalHaproxyTargetOptions) {
+    this.#onFirstStartFailed = options.onFirstStartFailed;
     this.#output = options.output;
     this.#haproxy = options.haproxy;
     this.#logger = options.logger.child({ component: 'haproxy-target' });
@@ -65,8 +73,10 @@ export class LocalHaproxyTarget implements DeployTarget {
       try {
         await this.#haproxy.start();
       } catch (error) {
+        if (!this.#everStarted) this.#onFirstStartFailed?.(error as Error);
         return { ok: false, detail: `HAProxy did not start: ${(error as Error).message}` };
       }
+      this.#everStarted = true;
       this.#running = this.#written;
       this.#logger.info({ pid: this.#haproxy.pid }, 'HAProxy started');
       return { ok: true, detail: 'started' };

@@ -1,5 +1,5 @@
 // The controller's HTTP endpoints on `--metrics-addr` (node:http): GET /metrics (Prometheus
-// text), /healthz (200 while the process serves), /readyz (200 when ready, else 503 with the
+// text), /healthz (200 while every component it depends on runs, else 503 with what stopped), /readyz (200 when ready, else 503 with the
 // readiness snapshot as JSON). HEAD is served like GET; other methods get 405, other paths 404.
 // `close()` stops within a bounded time: idle keep-alive connections are closed at once and
 // busy ones are cut after `closeTimeoutMs`.
@@ -14,6 +14,12 @@ import { defaultLogger } from '../core/logger.js';
 export interface MetricsText {
   readonly contentType: string;
   metrics(): Promise<string>;
+}
+
+/** A liveness snapshot, served as JSON when not alive; short and free of user data. */
+export interface LivenessSnapshot {
+  readonly alive: boolean;
+  readonly stopped?: object;
 }
 
 /** A readiness snapshot; served as JSON, so keep it short and free of user data. */
@@ -31,6 +37,8 @@ export interface HttpEndpointsOptions {
   readonly metrics: MetricsText;
   /** Called per /readyz request. */
   readonly readiness: () => ReadinessSnapshot;
+  /** Called per /healthz request: not alive (503) once a component it depends on stopped for good. @default always alive */
+  readonly liveness?: () => LivenessSnapshot;
   readonly logger?: Logger;
   /** Busy connections still open this long after `close()` are destroyed. @default 5000 */
   readonly closeTimeoutMs?: number;
@@ -127,9 +135,18 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
     case '/metrics':
       reply(response, 200, options.metrics.contentType, await options.metrics.metrics());
       return;
-    case '/healthz':
-      reply(response, 200, 'text/plain; charset=utf-8', 'ok\n');
+    case '/healthz': {
+      let snapshot: LivenessSnapshot;
+      try {
+        snapshot = options.liveness?.() ?? { alive: true };
+      } catch (error) {
+        logger.error({ err: error }, 'liveness check threw');
+        snapshot = { alive: false, stopped: { error: 'liveness check failed' } };
+      }
+      if (snapshot.alive) reply(response, 200, 'text/plain; charset=utf-8', 'ok\n');
+      else reply(response, 503, 'application/json', `${JSON.stringify(snapshot)}\n`);
       return;
+    }
     case '/readyz': {
       let snapshot: ReadinessSnapshot;
       try {

@@ -135,7 +135,8 @@ const KIND_CHECKS: Readonly<Record<string, KindCheck>> = {
 function computeVerdict(object: KubeObject, checkAs: string | undefined, policy: GuardPolicy): GuardVerdict {
   const kind = labelOf(checkAs, object);
   const refuse = (problem: Problem, before: readonly Rejection[] = []): GuardVerdict => {
-    const all = [...before, rejection(kind, object, problem)];
+    const final = rejection(kind, object, problem);
+    const all = [...before, problem.scope === 'object' ? final : Object.freeze({ ...final, wholeObject: true as const })];
     return { ok: false, kind, reason: rejectionMessage(all[all.length - 1] as Rejection), rejections: Object.freeze(all) };
   };
   if (checkAs !== undefined && object.kind !== undefined && object.kind !== checkAs) {

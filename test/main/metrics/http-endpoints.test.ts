@@ -75,6 +75,28 @@ describe('HTTP endpoints', () => {
     expect(reply.body).toBe('ok\n');
   });
 
+  it('answers /healthz with 503 and what stopped as JSON once liveness fails', async () => {
+    let alive = true;
+    const endpoints = await serve({ liveness: () => (alive ? { alive } : { alive, stopped: { Deployer: 'failed: disk on fire' } }) });
+    expect((await call(endpoints, '/healthz')).status).toBe(200);
+
+    alive = false;
+    const reply = await call(endpoints, '/healthz');
+
+    expect(reply.status).toBe(503);
+    expect(reply.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(reply.body)).toEqual({ alive: false, stopped: { Deployer: 'failed: disk on fire' } });
+  });
+
+  it('answers /healthz with 503 when the liveness check throws', async () => {
+    const endpoints = await serve({
+      liveness: () => {
+        throw new Error('boom');
+      },
+    });
+    expect((await call(endpoints, '/healthz')).status).toBe(503);
+  });
+
   it('answers /readyz with 503 and a JSON detail until readiness flips, then with 200', async () => {
     let ready = false;
     const endpoints = await serve({ readiness: () => ({ ready, detail: { synchronized: ready, leader: false } }) });

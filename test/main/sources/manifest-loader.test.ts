@@ -95,7 +95,32 @@ describe('parseManifest', () => {
       '---\n', // an empty document is neither an object nor an error
     ].join('');
     const result = parseManifest(text, 'other.yaml', stores);
-    expect(result).toEqual({ objects: [], errors: [], ignored: 3 });
+    expect(result).toEqual({ objects: [], errors: [], broken: [], ignored: 3 });
+  });
+
+  it('reports a kind one typo or a case slip from a watched kind with a did-you-mean, instead of ignoring it', () => {
+    const text = [
+      'apiVersion: networking.k8s.io/v1\nkind: Ingres\nmetadata: { name: a }\n',
+      '---\napiVersion: v1\nkind: Servce\nmetadata: { name: b }\n',
+      '---\napiVersion: v1\nkind: service\nmetadata: { name: c }\n',
+      '---\napiVersion: apps/v1\nkind: Deployment\nmetadata: { name: d }\n',
+    ].join('');
+    const result = parseManifest(text, 'typo.yaml', stores);
+    expect(result.errors).toEqual([
+      'typo.yaml:1: kind "Ingres" is not a watched kind; did you mean Ingress?',
+      'typo.yaml:5: kind "Servce" is not a watched kind; did you mean Service?',
+      'typo.yaml:9: kind "service" is not a watched kind; did you mean Service?',
+    ]);
+    expect(result.broken).toEqual([]);
+    expect(result.ignored).toBe(1);
+  });
+
+  it('lists the errors of documents that do not parse as broken too, and no other error', () => {
+    const text = 'apiVersion: v1\nkind: Service\nmetadata: { name: [x\n---\napiVersion: v1\nkind: Service\nmetadata: {}\n';
+    const result = parseManifest(text, 'mixed.yaml', stores);
+    expect(result.broken).toHaveLength(1);
+    expect(result.broken[0]).toMatch(/^mixed\.yaml:\d+: invalid YAML/);
+    expect(result.errors).toEqual([result.broken[0], 'mixed.yaml:5: Service: metadata.name is missing']);
   });
 
   it('puts watched objects without a namespace into the default namespace', () => {
@@ -185,5 +210,7 @@ describe('hostile manifests', () => {
     const load = await loadManifests(dir, stores, { maxFileBytes: 1024 });
     expect(load.objects.map((o) => o.object.metadata.name)).toEqual(['a']);
     expect(load.errors).toEqual([expect.stringMatching(/huge\.yaml: \d+ bytes is over the manifest size limit of 1024 bytes/)]);
+    // Its objects are unknown, not absent: `render` writes nothing rather than a config without them.
+    expect(load.broken).toEqual(load.errors);
   });
 });

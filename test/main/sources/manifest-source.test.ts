@@ -154,9 +154,9 @@ describe('ManifestSource', () => {
     expect(sink.upserts).toBe(before + 1);
   });
 
-  it('rejects when the directory does not exist', async () => {
+  it('rejects, naming it, when the directory does not exist', async () => {
     dir = await mkdtemp(join(tmpdir(), 'manifest-source-'));
     const source = new ManifestSource({ dir: join(dir, 'missing'), clock: systemClock, logger: silentLogger() });
-    await expect(source.run(DEFINITIONS, new RecordingSink(), new AbortController().signal)).rejects.toThrow(/ENOENT/);
+    await expect(source.run(DEFINITIONS, new RecordingSink(), new AbortController().signal)).rejects.toThrow(/^manifest directory .*missing does not exist$/);
   });
 });

@@ -41,7 +41,7 @@ function expectTlsDroppedForEvilOnly(objects: KubeObject[], reason: RegExp): voi
   expect(out.auxiliaryFiles.files['crt-list.txt']).not.toContain('evil.example.com');
   // HTTP keeps routing the host that lost TLS.
   expect(out.auxiliaryFiles.maps['host-prefix.map']).toContain('evil.example.com/ ing_evil_web_web_80\n');
-  expect(out.rejections).toEqual([{ kind: 'Secret', namespace: 'evil', name: 'tls', scope: 'tls', reason: expect.stringMatching(reason) }]);
+  expect(out.rejections).toEqual([{ kind: 'Secret', namespace: 'evil', name: 'tls', scope: 'tls', reason: expect.stringMatching(reason), wholeObject: true }]);
   expect(out.warnings.some((w) => w.startsWith('rejected Secret evil/tls: '))).toBe(true);
 }
 

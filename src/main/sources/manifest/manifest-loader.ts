@@ -6,6 +6,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join, relative } from 'node:path';
 import { LineCounter, parseAllDocuments } from 'yaml';
 import type { KubeObject, StoreDefinition } from '../../../worker/protocol.js';
+import { resembledKind } from './kind-hint.js';
 
 export interface LoadedObject {
   readonly store: string;
@@ -17,7 +18,12 @@ export interface LoadedObject {
 export interface ManifestLoad {
   readonly objects: LoadedObject[];
   readonly errors: string[];
-  /** Objects whose kind no store watches. */
+  /**
+   * The errors (also in `errors`) of files that were not read whole: unreadable, too large, or a
+   * document that does not parse. The objects such a file holds are unknown, not absent.
+   */
+  readonly broken: string[];
+  /** Objects whose kind no store watches (a kind that resembles a watched one is an error instead). */
   readonly ignored: number;
   readonly files: number;
 }
@@ -58,26 +64,30 @@ export async function loadManifests(dir: string, stores: readonly StoreDefinitio
   const files = await listManifestFiles(dir);
   const objects: LoadedObject[] = [];
   const errors: string[] = [];
+  const broken: string[] = [];
   let ignored = 0;
   for (const file of files) {
     const name = relative(process.cwd(), file) || file;
     const read = await readManifestFile(file, name, limits);
     if ('error' in read) {
       errors.push(read.error);
+      broken.push(read.error);
       continue;
     }
     const result = parseManifest(read.text, name, stores);
     objects.push(...result.objects);
     errors.push(...result.errors);
+    broken.push(...result.broken);
     ignored += result.ignored;
   }
-  return { objects, errors, ignored, files: files.length };
+  return { objects, errors, broken, ignored, files: files.length };
 }
 
 /** Parses one file's text. Pure, so tests can feed it strings. */
 export function parseManifest(text: string, file: string, stores: readonly StoreDefinition[]): Omit<ManifestLoad, 'files'> {
   const objects: LoadedObject[] = [];
   const errors: string[] = [];
+  const broken: string[] = [];
   let ignored = 0;
   const lineCounter = new LineCounter();
   const docs = parseAllDocuments(text, { lineCounter, prettyErrors: false });
@@ -90,7 +100,9 @@ export function parseManifest(text: string, file: string, stores: readonly Store
     if (doc.errors.length > 0) {
       const first = doc.errors[0];
       const errLine = first?.pos === undefined ? line : lineCounter.linePos(first.pos[0]).line;
-      errors.push(`${file}:${errLine}: invalid YAML: ${first?.message.split('\n')[0] ?? 'parse error'}`);
+      const error = `${file}:${errLine}: invalid YAML: ${first?.message.split('\n')[0] ?? 'parse error'}`;
+      errors.push(error);
+      broken.push(error);
       continue;
     }
     let value: unknown;
@@ -99,7 +111,9 @@ export function parseManifest(text: string, file: string, stores: readonly Store
       // document only.
       value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
     } catch (error) {
-      errors.push(`${where}: invalid YAML: ${(error as Error).message.split('\n')[0]}`);
+      const message = `${where}: invalid YAML: ${(error as Error).message.split('\n')[0]}`;
+      errors.push(message);
+      broken.push(message);
       continue;
     }
     if (value === null || value === undefined) continue;
@@ -113,13 +127,15 @@ export function parseManifest(text: string, file: string, stores: readonly Store
       const object = item as KubeObject;
       const store = storeFor(object, stores);
       if (store === undefined) {
-        ignored++;
+        const resembled = resembledKind(object.kind as string, [...new Set(stores.map((s) => s.kind))]);
+        if (resembled === undefined) ignored++;
+        else errors.push(`${where}: kind ${JSON.stringify(object.kind)} is not a watched kind; did you mean ${resembled}?`);
         continue;
       }
       objects.push({ store, object, source: where });
     }
   }
-  return { objects, errors, ignored };
+  return { objects, errors, broken, ignored };
 }
 
 function checkShape(item: unknown): string | null {

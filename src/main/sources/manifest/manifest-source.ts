@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import type { KubeObject, StoreDefinition } from '../../../worker/protocol.js';
 import { objectKey } from '../../../worker/store/indexed-store.js';
 import type { Clock, TimerHandle } from '../../core/clock.js';
+import { StartupError } from '../../core/errors.js';
 import type { Source, SourceSink } from '../source.js';
 import { isManifestFile, listManifestFiles, parseManifest, readManifestFile, type ManifestLimits } from './manifest-loader.js';
 
@@ -60,8 +61,12 @@ export class ManifestSource implements Source {
       watcher.once('ready', resolve);
       watcher.once('error', reject);
     });
+    // Awaited below; when the listing fails first, its rejection must not go unhandled.
+    ready.catch(() => undefined);
     try {
-      const files = await listManifestFiles(dir);
+      const files = await listManifestFiles(dir).catch((error: NodeJS.ErrnoException) => {
+        throw error.code === 'ENOENT' ? new StartupError(`manifest directory ${dir} does not exist`, { cause: error }) : error;
+      });
       for (const file of files) await this.#read(file, resources, sink);
       for (const resource of resources) sink.synced(resource.name);
       await ready;
@@ -118,9 +123,8 @@ export class ManifestSource implements Source {
     const next = new Map<string, Held>();
     if (text !== undefined) {
       const parsed = parseManifest(text, name, resources);
-      const syntax = parsed.errors.filter((e) => e.includes('invalid YAML'));
-      if (syntax.length > 0) {
-        for (const error of syntax) sink.problem(undefined, `${error}; the file changes nothing until it parses`);
+      if (parsed.broken.length > 0) {
+        for (const error of parsed.broken) sink.problem(undefined, `${error}; the file changes nothing until it parses`);
         return;
       }
       for (const error of parsed.errors) sink.problem(undefined, error);
