@@ -5,6 +5,8 @@ import { objectKey, type IndexedStore } from '../store/indexed-store.js';
 import type { KubeObject, RenderBaseline } from '../protocol.js';
 import { keepUnchanged, sameArray, sameCertificates, sameNames, slotsStillValid } from './entry-compare.js';
 import { acceptsClass, classPolicy } from './ingress-class.js';
+import { HeldClaims } from './held-claims.js';
+import { hostFallbacks, namespaceDefaults, sameFallbacks, type HostFallbacks } from './host-fallback.js';
 import { computeEntry, replayEntry, slotsOf, type IngressEntry } from './ingress-entry.js';
 import { assignTlsHosts, chooseDefaultBackend, resolveDefaultCertificate } from './model-assembly.js';
 import type { Backend, Certificate, ModelOptions, RouteTables, RoutingModel } from './model.js';
@@ -68,6 +70,11 @@ export class RoutingModelBuilder {
   #otherClass = new WeakSet<KubeObject>();
   #classKey: string | undefined;
   readonly #routes = new RouteIndex();
+  /** The claims rejected Ingresses keep (held-claims.ts), in the route index with the rest. */
+  readonly #held = new HeldClaims();
+  /** The host fallback maps of the last model and the default backends they were made with. */
+  #fallbacks: HostFallbacks | undefined;
+  #fallbackDefaults = '';
   readonly #slotBudget: SlotBudget;
   #build = 0;
   #last: RoutingModel | undefined;
@@ -162,6 +169,12 @@ export class RoutingModelBuilder {
         if (entry.routes.length > 0) routesChanged = true;
       }
     }
+    const held = this.#held.update(source.rejected?.(this.#options.stores.ingresses) ?? [], classes, this.#options, classesChanged);
+    if (held.removed.length > 0 || held.added.length > 0) {
+      this.#routes.remove(held.removed);
+      this.#routes.add(held.added);
+      routesChanged = true;
+    }
     const previous = this.#last;
     if (previous !== undefined && recomputed === 0 && !namesChanged && !routesChanged && defaultCertificate === previous.defaultCertificate) {
       // Nothing changed: replay the warnings and hand back the same model.
@@ -183,7 +196,7 @@ export class RoutingModelBuilder {
       for (const message of this.#lastRouteWarnings) warn(message);
     } else {
       const warnings: string[] = [];
-      tables = this.#routes.tables(previous === undefined ? undefined : tablesOf(previous), () => entries.flatMap((e) => e.routes), (message) => {
+      tables = this.#routes.tables(previous === undefined ? undefined : tablesOf(previous), () => [...entries.flatMap((e) => e.routes), ...this.#held.routes], (message) => {
         warnings.push(message);
       });
       for (const message of warnings) warn(message);
@@ -199,6 +212,7 @@ export class RoutingModelBuilder {
     const defaultBackend = chooseDefaultBackend(entries, collect);
     for (const message of assemblyWarnings) warn(message);
     this.#lastAssemblyWarnings = assemblyWarnings;
+    const fallbacks = this.#hostFallbacks(entries, defaultBackend, routesChanged);
     const sameBackends = previous !== undefined && backends === previous.backends;
     const model: RoutingModel = {
       backends,
@@ -207,12 +221,29 @@ export class RoutingModelBuilder {
       defaultCertificate,
       tlsHosts: previous !== undefined && sameArray(tls.hosts, previous.tlsHosts) ? previous.tlsHosts : tls.hosts,
       defaultBackend,
+      hostFallback: fallbacks.early,
+      hostFallbackLate: fallbacks.late,
       resolvers: sameBackends ? previous.resolvers : backends.some((b) => b.dns),
       loopGuardToken: this.#options.loopGuardToken,
       serverSlotsFile: sameBackends ? previous.serverSlotsFile : this.#slotFile(backends),
     };
     this.#last = model;
     return model;
+  }
+
+  /**
+   * The host fallback maps (host-fallback.ts), computed again only when the routes or the
+   * default backends changed, and kept as the previous arrays while their content is the same.
+   */
+  #hostFallbacks(entries: readonly IngressEntry[], clusterDefault: string | undefined, routesChanged: boolean): HostFallbacks {
+    const defaults = namespaceDefaults(entries);
+    const key = `${clusterDefault ?? ''}\0${[...defaults].map(([ns, backend]) => `${ns}=${backend}`).join('\0')}`;
+    const previous = this.#fallbacks;
+    if (previous !== undefined && !routesChanged && key === this.#fallbackDefaults) return previous;
+    const next = hostFallbacks(this.#routes.hostOwners(), defaults, clusterDefault);
+    this.#fallbackDefaults = key;
+    this.#fallbacks = previous !== undefined && sameFallbacks(next, previous) ? previous : next;
+    return this.#fallbacks;
   }
 
   /** The default certificate, as the previous model's object while its content is unchanged. */
@@ -253,6 +284,8 @@ export class RoutingModelBuilder {
       this.#entries.clear();
       this.#dependents.clear();
       this.#routes.clear();
+      this.#held.clear();
+      this.#fallbacks = undefined;
       this.#byIngress = new WeakMap();
       this.#last = undefined;
     }
