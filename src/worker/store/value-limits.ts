@@ -58,6 +58,12 @@ export const DEFAULT_MAX_OUTPUT_BYTES = 32 * 1024 * 1024;
  * otherwise render megabytes, and two of them fail every render at the output cap.
  */
 export const INGRESS_OUTPUT_SHARE = 16;
+/**
+ * What the Ingresses of all namespaces may add to the output together, estimated, as a share of
+ * `values.maxOutputBytes`; the rest is for the template's own text and the estimate's error.
+ * Past it, the namespace adding the most gives up its newest Ingress until the rest fit.
+ */
+export const TENANT_OUTPUT_SHARE = 0.75;
 
 export interface ValueLimit {
   readonly value: string;
@@ -112,6 +118,12 @@ export const VALUE_LIMITS: readonly ValueLimit[] = [
     max: DEFAULT_MAX_OUTPUT_BYTES / INGRESS_OUTPUT_SHARE,
     unit: 'bytes',
     over: 'the Ingress is not served, with a warning naming its size',
+  },
+  {
+    value: 'what all Ingresses add to the output together, certificates included, estimated (values.maxOutputBytes x 3/4)',
+    max: DEFAULT_MAX_OUTPUT_BYTES * TENANT_OUTPUT_SHARE,
+    unit: 'bytes',
+    over: 'the namespace adding the most loses its newest Ingress, with a warning naming both, until the rest fit',
   },
   { value: 'rendered output (values.maxOutputBytes)', max: DEFAULT_MAX_OUTPUT_BYTES, unit: 'bytes', over: 'the render fails, naming the size' },
   {

@@ -100,7 +100,9 @@ describe('a rejected Ingress', () => {
 
   it('serves its hosts again once fixed, and gives them up once deleted; the incremental builder agrees with a cold build at each step', () => {
     const stores = new Map(ROUTING_STORES.map((def) => [def.name, new IndexedStore(def.name, def.indexBy)]));
-    const upsert = (object: KubeObject): void => stores.get(storeNameFor(object, ROUTING_STORES))?.upsert(object);
+    const upsert = (object: KubeObject): void => {
+      stores.get(storeNameFor(object, ROUTING_STORES))?.upsert(object);
+    };
     for (const object of [owner(BROKEN), ...others]) upsert(object);
     const options = modelOptions({});
     const builder = new RoutingModelBuilder(options);
@@ -128,7 +130,7 @@ describe('a rejected Ingress', () => {
   });
 
   it('of another class holds nothing', () => {
-    const { model } = routingModel([{ ...owner(BROKEN), spec: { ...owner(BROKEN).spec, ingressClassName: 'nginx' } }, ...others]);
+    const { model } = routingModel([{ ...owner(BROKEN), spec: { ...(owner(BROKEN).spec as Record<string, unknown>), ingressClassName: 'nginx' } }, ...others]);
     expect(model.hostFallback).toEqual([]);
     expect(model.certificates.map((c) => c.name)).toEqual(['evil_tls.pem']);
   });
