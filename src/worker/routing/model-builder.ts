@@ -194,11 +194,16 @@ export class RoutingModelBuilder {
     }
 
     for (const entry of entries) replayEntry(entry, source, warn);
-    const shed = this.#outputBudget.shed(entries);
+    const budget = this.#outputBudget.shed(entries, this.#held.items);
+    const shed = budget.entries;
+    const heldMoved = this.#held.place(new Set(budget.held.keys()));
+    this.#routes.remove(heldMoved.removed);
+    this.#routes.add(heldMoved.added);
     if (this.#placeRoutes(entries, shed)) {
       namesChanged = true;
       routesChanged = true;
     }
+    if (heldMoved.removed.length > 0 || heldMoved.added.length > 0) routesChanged = true;
     const served = shed.size === 0 ? entries : entries.filter((entry) => !shed.has(entry));
     const starved = this.#slotBudget.starve(served);
     const starvedChanged = served.filter((entry) => starved.has(entry) !== this.#starved.has(entry));
@@ -217,7 +222,7 @@ export class RoutingModelBuilder {
       for (const message of warnings) warn(message);
       this.#lastRouteWarnings = warnings;
     }
-    const assemblyWarnings: string[] = [...shed.values(), ...starved.values()];
+    const assemblyWarnings: string[] = [...shed.values(), ...budget.held.values(), ...starved.values()];
     const collect = (message: string): void => {
       assemblyWarnings.push(message);
     };

@@ -87,6 +87,21 @@ describe('the output budget the namespaces share', () => {
     expect(out.warnings.filter((w) => w.includes('it is not served'))).toEqual([]);
   });
 
+  it('counts the hosts rejected Ingresses hold: a namespace of many rejected Ingresses loses the newest holds, not everyone the render', () => {
+    const broken = { 'haproxy.org/timeout-server': '5s\nfrontend evil' };
+    const hosts = (i: number): Record<string, unknown>[] => Array.from({ length: 20 }, (_, h) => rule(`host-${h}-of-ingress-${i}.a-long-rejected-domain.example.com`, { path: '/', service: 'web' }));
+    const rejected = Array.from({ length: 300 }, (_, i) => ingress('held', `i${String(i).padStart(3, '0')}`, { rules: hosts(i) }, { ...at(i + 1), annotations: broken }));
+    const out = renderObjects(withValues(set, { maxOutputBytes: MAX }), [...victim(), ...rejected]);
+    if (!out.ok) throw new Error(`the render failed: ${out.message}`);
+    expect(bytes(out)).toBeLessThanOrEqual(MAX);
+    expect(out.auxiliaryFiles.maps['host-prefix.map']).toContain('shop.example.com/ ing_shop_web_web_80');
+    const held = (out.auxiliaryFiles.maps['host-fallback.map'] ?? '').split('\n').filter((line) => line.endsWith(' default_503'));
+    expect(held.length).toBeGreaterThan(100);
+    expect(held).toContain('host-0-of-ingress-0.a-long-rejected-domain.example.com default_503');
+    expect(held).not.toContain('host-0-of-ingress-299.a-long-rejected-domain.example.com default_503');
+    expect(out.warnings.some((w) => w.startsWith('Ingress held/i299: it is rejected, and its hosts are not held for it either: namespace held would add about '))).toBe(true);
+  });
+
   it('is decided by the incremental builder as by a cold build while Ingresses come and go', () => {
     const stores = new Map(ROUTING_STORES.map((def) => [def.name, new IndexedStore(def.name, def.indexBy)]));
     const upsert = (object: KubeObject): void => {
@@ -114,5 +129,16 @@ describe('the output budget the namespaces share', () => {
     const empty = both();
     expect(served(empty)).toBe(0);
     expect(empty.hostPrefix.map((e) => e.key)).toEqual(['shop.example.com/']);
+    // Rejected Ingresses whose held hosts are over the budget, then fixed one by one.
+    const held = (i: number, annotations: Record<string, string>): KubeObject =>
+      ingress('held', `r${i}`, { rules: Array.from({ length: 30 }, (_, h) => rule(`h${h}-r${i}.a-long-rejected-domain.example.com`, { path: '/', service: 'web' })) }, { ...at(i), annotations });
+    for (let i = 0; i < 60; i++) upsert(held(i, { 'haproxy.org/timeout-server': '5s\nx' }));
+    const holding = both().hostFallback.length;
+    expect(holding).toBeGreaterThan(0);
+    expect(holding).toBeLessThan(60 * 30);
+    for (let i = 0; i < 60; i += 7) upsert(held(i, {}));
+    both();
+    for (let i = 0; i < 60; i++) stores.get('ingresses')?.delete(`held/r${i}`);
+    expect(both().hostFallback).toEqual([]);
   });
 });
