@@ -1,9 +1,12 @@
 // Host ownership against a real HAProxy 2.6, as a hostile tenant would try it: the unmatched paths
 // of an owned host never fall through to another namespace's rules without a host or default
 // backend; a Host header written with a trailing dot, capitals or a port reaches the owner, never
-// someone else; an owner whose Ingress is rejected keeps its host (503) and its TLS host; and one
-// namespace's many Ingresses cannot push the render over maxOutputBytes for everyone.
+// someone else, and SNI is matched without regard to case; an owner whose Ingress is rejected
+// keeps its host (503) and its TLS host; and one namespace's many Ingresses cannot push the
+// render over maxOutputBytes for everyone.
 // With CI=true these tests always run (and fail when HAProxy is missing).
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +41,17 @@ const NEW = { creationTimestamp: '2025-01-01T00:00:00Z' };
 /** A Service `ns/name` (port 80, named http) whose EndpointSlice points at one echo server. */
 function backedBy(ns: string, name: string, server: EchoServer): KubeObject[] {
   return [service(ns, name), endpointSlice(ns, name, [server.host], { name: 'http', port: server.port })];
+}
+
+/** TLS Secret data for a self-signed P-256 certificate of `host`, made by the openssl command. */
+function selfSigned(host: string): Record<string, string> {
+  const dir = mkdtempSync(join(tmpdir(), 'cert-'));
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '30', '-subj', `/CN=${host}`, '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem')], { stdio: 'ignore' });
+    return { 'tls.crt': readFileSync(join(dir, 'c.pem')).toString('base64'), 'tls.key': readFileSync(join(dir, 'k.pem')).toString('base64') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 async function render(objects: readonly KubeObject[], values: Record<string, unknown> = {}): Promise<RenderedDir> {
@@ -82,6 +96,22 @@ describe.skipIf(SKIP_HAPROXY)('host ownership on a real HAProxy', () => {
     });
   });
 
+  it("lets one namespace's many small Ingresses cost it its newest ones, never the render: the rest are served under maxOutputBytes", async () => {
+    const [shop, greedy] = await Promise.all([echoes.start('shop', '127.0.0.2'), echoes.start('greedy', '127.0.0.3')]);
+    const stamp = (i: number): Partial<KubeObject['metadata']> => ({ creationTimestamp: new Date(Date.UTC(2024, 6, 1) + i * 60_000).toISOString() });
+    const many = Array.from({ length: 400 }, (_, i) => ingress('greedy', `i${String(i).padStart(3, '0')}`, { rules: [rule(`h${i}.greedy.example.test`, { path: '/', service: 'web' }, { path: '/api', service: 'web' })] }, stamp(i)));
+    const rendered = await render([ingress('shop', 'web', { rules: [rule('shop.example.test', { path: '/', service: 'web' })] }, OLD), ...backedBy('shop', 'web', shop), ...many, ...backedBy('greedy', 'web', greedy)], {
+      maxOutputBytes: 200_000,
+    });
+    expect(rendered.result.warnings.some((w) => w.startsWith('Ingress greedy/i399: it is not served: namespace greedy would add about '))).toBe(true);
+    await withHaproxy(rendered, async () => {
+      const { http } = rendered.ports;
+      expect(await who(http, 'shop.example.test')).toBe('shop');
+      expect(await who(http, 'h0.greedy.example.test')).toBe('greedy');
+      expect(await who(http, 'h399.greedy.example.test')).toBe('404');
+    });
+  });
+
   it('normalizes the Host header (capitals, trailing dots, a port) before lookup, so shop.example.test. cannot bypass the owner', async () => {
     const [shop, evil] = await Promise.all([echoes.start('shop', '127.0.0.2'), echoes.start('evil', '127.0.0.3')]);
     const rendered = await render([
@@ -96,6 +126,28 @@ describe.skipIf(SKIP_HAPROXY)('host ownership on a real HAProxy', () => {
         expect(await who(http, host, '/app'), host).toBe('shop');
         expect(await who(http, host, '/admin'), host).toBe('404');
       }
+    });
+  });
+
+  it('matches SNI without regard to case, and a trailing-dot SNI never gets another namespace\'s certificate', async () => {
+    const [shop, other] = await Promise.all([echoes.start('shop', '127.0.0.2'), echoes.start('other', '127.0.0.3')]);
+    const rendered = await render([
+      ingress('shop', 'web', { tls: [{ hosts: ['shop.example.com'], secretName: 'tls' }], rules: [rule('shop.example.com', { path: '/', service: 'web' })] }, OLD),
+      ...backedBy('shop', 'web', shop),
+      tlsSecret('shop', 'tls'),
+      ingress('other', 'web', { tls: [{ hosts: ['other.example.com'], secretName: 'tls' }], rules: [rule('other.example.com', { path: '/', service: 'web' })] }, NEW),
+      ...backedBy('other', 'web', other),
+      tlsSecret('other', 'tls', selfSigned('other.example.com')),
+    ]);
+    await withHaproxy(rendered, async () => {
+      const { https } = rendered.ports;
+      const owned = await servedCertificate(https, 'shop.example.com');
+      const others = await servedCertificate(https, 'other.example.com');
+      expect(owned.fingerprint256).not.toBe(others.fingerprint256);
+      expect((await servedCertificate(https, 'SHOP.Example.COM')).fingerprint256).toBe(owned.fingerprint256);
+      expect((await servedCertificate(https, 'shop.example.com.')).fingerprint256).not.toBe(others.fingerprint256);
+      const reply = await send({ port: https, host: 'SHOP.example.com.', servername: 'shop.example.com', tls: true });
+      expect(reply.echo?.name).toBe('shop');
     });
   });
 
