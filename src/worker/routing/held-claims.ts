@@ -4,7 +4,8 @@
 // Ingress of ours keeps one held claim per host of its rules, as old as the Ingress: it takes part
 // in host ownership like a route, claims no route key, and the host's unmatched paths answer 503
 // (host-fallback.ts). Only hosts that pass the host rules count; a rejected object's other fields
-// are never read. HeldClaims keeps them across builds and reports what changed; their map lines
+// are never read. An Ingress the routing model leaves out for its size holds its hosts the same
+// way (ingress-entry.ts). HeldClaims keeps them across builds and reports what changed; their map lines
 // count in the namespace's share of the output (output-budget.ts) like its Ingresses do.
 import { describe } from '../store/object-guard.js';
 import { isDnsLabel, isHost, isRecord } from '../store/field-rules.js';
@@ -27,7 +28,17 @@ export function heldRoutes(ingress: KubeObject, options: ModelOptions): RouteCan
     if (rule.host === undefined || rule.host === '') hosts.add('');
     else if (isHost(rule.host)) hosts.add(rule.host);
   }
-  return [...hosts].sort().map((host) => ({ owner, namespace, created, host, path: '/', exact: false, backend: HELD_BACKEND, held: true }));
+  return heldOn([...hosts], { owner, namespace, created });
+}
+
+/** Held claims of `claimant` on `hosts`, one per host, sorted. */
+export function heldOn(hosts: readonly string[], claimant: Claimant): RouteCandidate[] {
+  return [...new Set(hosts)].sort().map((host) => ({ ...claimant, host, path: '/', exact: false, backend: HELD_BACKEND, held: true }));
+}
+
+/** About how many bytes held claims take in the host fallback map. */
+export function heldBytes(routes: readonly RouteCandidate[]): number {
+  return routes.reduce((sum, route) => sum + HELD_LINE_OVERHEAD + 2 * route.host.length, 0);
 }
 
 /** The held claims of one rejected Ingress, as the output budget sees them. */
@@ -85,7 +96,7 @@ export class HeldClaims {
           heldFor: object,
           claimant: first ?? { owner: '', namespace: '', created: 0 },
           routes,
-          outputBytes: routes.reduce((sum, route) => sum + HELD_LINE_OVERHEAD + 2 * route.host.length, 0),
+          outputBytes: heldBytes(routes),
         };
         added.push(...routes);
       }

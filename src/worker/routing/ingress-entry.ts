@@ -3,8 +3,8 @@
 // from its spec through recorded store reads. The builder caches one entry per accepted Ingress
 // and reuses it while nothing it read has changed, so an entry carries everything needed to
 // replay it: its log and its dependencies. An Ingress whose share of the output would be over
-// its budget (INGRESS_OUTPUT_SHARE) contributes nothing but a warning: the output cap fails the
-// whole render, and no one Ingress may bring it near that. Each entry carries its estimated
+// its budget (INGRESS_OUTPUT_SHARE) contributes nothing but a warning and the claim on its hosts
+// (they answer 503): the output cap fails the whole render, and no one Ingress may bring it near that. Each entry carries its estimated
 // output bytes for the namespaces' shared budget (output-budget.ts).
 import { describe } from '../store/object-guard.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, INGRESS_OUTPUT_SHARE } from '../store/value-limits.js';
@@ -12,6 +12,7 @@ import type { KubeObject } from '../protocol.js';
 import { pemFromSecret } from './certificates.js';
 import { creationTime, type Claimant } from './claimant.js';
 import type { BackendRef } from './endpoints.js';
+import { heldBytes, heldOn } from './held-claims.js';
 import { backendOptionsOf, ingressOptionsOf } from './ingress-options.js';
 import type { ClaimSource, TlsClaim } from './model-assembly.js';
 import type { Backend, IngressOptions, ModelOptions } from './model.js';
@@ -102,9 +103,11 @@ export function computeEntry(
     const slots = backends.reduce((sum, b) => sum + b.servers.length, 0);
     warn(
       `${owner}: would add about ${size} bytes to the output (${backends.length} backends with ${slots} server slots, ${routes.length} routes), ` +
-        `over the limit of ${budget} for one Ingress (values.maxOutputBytes / ${INGRESS_OUTPUT_SHARE}); it is not served`,
+        `over the limit of ${budget} for one Ingress (values.maxOutputBytes / ${INGRESS_OUTPUT_SHARE}); it is not served (its hosts answer 503)`,
     );
-    return { key, ingress, claimant, backends: [], slotsFrom: [], routes: [], outputBytes: 0, defaultBackend: undefined, tls: [], log: reads.log, deps: reads.deps, seen: 0 };
+    // It keeps its claim on its hosts, as a rejected Ingress does (held-claims.ts).
+    const held = heldOn(routes.map((route) => route.host), routeClaimant);
+    return { key, ingress, claimant, backends: [], slotsFrom: [], routes: held, outputBytes: heldBytes(held), defaultBackend: undefined, tls: [], log: reads.log, deps: reads.deps, seen: 0 };
   }
   const tls = tlsClaims(spec, reads, options, ns, owner);
   const outputBytes = size + tlsEstimate(tls);

@@ -129,6 +129,15 @@ describe('a rejected Ingress', () => {
     expect(gone.certificates.map((c) => c.name)).toEqual(['evil_tls.pem']);
   });
 
+  it('left out by the routing model for its size keeps its hosts (503) in the same way', () => {
+    const big = ingress('shop', 'big', { rules: [rule('shop.example.com', ...Array.from({ length: 40 }, (_, i) => ({ path: `/p${i}`, service: 'web' })))] }, OLD);
+    const { model, warnings } = routingModel([big, thief, ...services('shop', 'evil'), tlsSecret('evil', 'tls')], { maxOutputBytes: 48_000 });
+    expect(warnings.some((w) => w.startsWith('Ingress shop/big: would add about ') && w.endsWith('it is not served (its hosts answer 503)'))).toBe(true);
+    expect(routes(model.hostFallback)).toEqual(['shop.example.com default_503']);
+    expect(model.hostPrefix.map((e) => e.key)).toEqual(['a.shop.example.com/']);
+    expect(model.certificates).toEqual([]);
+  });
+
   it('of another class holds nothing', () => {
     const { model } = routingModel([{ ...owner(BROKEN), spec: { ...(owner(BROKEN).spec as Record<string, unknown>), ingressClassName: 'nginx' } }, ...others]);
     expect(model.hostFallback).toEqual([]);
