@@ -7,9 +7,10 @@
 // in two maps: `early` after the host tables, before the rules without a host, for hosts of a
 // namespace that does not own those rules; `late` after them, for hosts of the namespace that
 // does (its own host-less rules apply to its hosts, as Kubernetes has it). A host is listed only
-// where the lookups without it would end elsewhere, so a one-namespace cluster lists none.
+// where the lookups without it would end elsewhere (or where its wildcard's entry would answer
+// for it), so a one-namespace cluster lists none.
 import { compareClaimants, type Claimant } from './claimant.js';
-import type { HostOwner } from './host-owners.js';
+import { domainOf, isWildcard, type HostOwner } from './host-owners.js';
 import { HELD_BACKEND, NOT_FOUND_BACKEND, type RouteEntry } from './model.js';
 
 /** What the fallback reads of one Ingress entry. */
@@ -44,11 +45,22 @@ export function hostFallbacks(owners: ReadonlyMap<string, HostOwner>, defaults: 
   const last = clusterDefault ?? NOT_FOUND_BACKEND;
   const early: RouteEntry[] = [];
   const late: RouteEntry[] = [];
+  const earlyKeys = new Set<string>();
+  const targetOf = (owner: HostOwner): string => (owner.held ? HELD_BACKEND : (defaults.get(owner.namespace) ?? NOT_FOUND_BACKEND));
   for (const [host, owner] of owners) {
     if (host === '') continue;
-    const backend = owner.held ? HELD_BACKEND : (defaults.get(owner.namespace) ?? NOT_FOUND_BACKEND);
-    if (owner.held || (hostless !== undefined && hostless !== owner.namespace)) early.push({ key: host, backend });
-    else if (backend !== last) (hostless === undefined ? early : late).push({ key: host, backend });
+    const backend = targetOf(owner);
+    if (owner.held || (hostless !== undefined && hostless !== owner.namespace)) {
+      early.push({ key: host, backend });
+      earlyKeys.add(host);
+    } else if (backend !== last) (hostless === undefined ? early : late).push({ key: host, backend });
+  }
+  // A host one label under a wildcard listed early would be looked up as that wildcard (a held
+  // `*.d` would answer 503 for its own `a.d`): it is listed early with its own fallback.
+  for (const [host, owner] of owners) {
+    const domain = isWildcard(host) ? undefined : domainOf(host);
+    if (domain === undefined || earlyKeys.has(host) || !earlyKeys.has(`*.${domain}`)) continue;
+    early.push({ key: host, backend: targetOf(owner) });
   }
   const byKey = (a: RouteEntry, b: RouteEntry): number => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
   return { early: early.sort(byKey), late: late.sort(byKey) };

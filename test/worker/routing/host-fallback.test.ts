@@ -73,6 +73,20 @@ describe('the unmatched paths of an owned host', () => {
   });
 });
 
+describe('a host under a held wildcard', () => {
+  it("gets its own fallback, not the wildcard's 503, though its namespace owns the rules without a host", () => {
+    const owners = new Map([
+      ['', { namespace: 'a', held: false }],
+      ['*.a.example.com', { namespace: 'a', held: true }],
+      ['x.a.example.com', { namespace: 'a', held: false }],
+    ]);
+    expect(hostFallbacks(owners, new Map(), undefined).early).toEqual([
+      { key: '*.a.example.com', backend: 'default_503' },
+      { key: 'x.a.example.com', backend: 'default_404' },
+    ]);
+  });
+});
+
 describe('a rejected Ingress', () => {
   const owner = (metadata: Record<string, unknown>): KubeObject =>
     ingress('shop', 'web', { rules: [rule('shop.example.com', { path: '/', service: 'web' }), rule('*.shop.example.com', { path: '/', service: 'web' })] }, { ...OLD, ...metadata });
