@@ -129,6 +129,23 @@ describe.skipIf(SKIP_HAPROXY)('host ownership on a real HAProxy', () => {
     });
   });
 
+  it('redirects HTTP to HTTPS for a TLS host written with a trailing dot, as for the host itself', async () => {
+    const shop = await echoes.start('shop', '127.0.0.2');
+    const rendered = await render([
+      ingress('shop', 'web', { tls: [{ hosts: ['shop.example.test'], secretName: 'tls' }], rules: [rule('shop.example.test', { path: '/', service: 'web' })] }, OLD),
+      ...backedBy('shop', 'web', shop),
+      tlsSecret('shop', 'tls'),
+    ]);
+    await withHaproxy(rendered, async () => {
+      const { http, https } = rendered.ports;
+      for (const host of ['shop.example.test', 'Shop.Example.Test.']) {
+        const reply = await send({ port: http, host, path: '/cart' });
+        expect(reply.status, host).toBe(302);
+        expect(reply.headers.location, host).toBe(`https://shop.example.test:${https}/cart`);
+      }
+    });
+  });
+
   it('matches SNI without regard to case, and a trailing-dot SNI never gets another namespace\'s certificate', async () => {
     const [shop, other] = await Promise.all([echoes.start('shop', '127.0.0.2'), echoes.start('other', '127.0.0.3')]);
     const rendered = await render([
