@@ -10,6 +10,17 @@ export interface RouteCandidate extends Claimant {
   readonly path: string;
   readonly exact: boolean;
   readonly backend: string;
+  /**
+   * A claim held for a rejected Ingress (held-claims.ts): it takes part in ownership, so no
+   * other namespace gets the host while the Ingress exists, but it claims no route key.
+   */
+  readonly held?: boolean;
+}
+
+/** Who owns a host, and whether a held claim of that namespace is on it (its unmatched paths answer 503). */
+export interface HostOwner {
+  readonly namespace: string;
+  readonly held: boolean;
 }
 
 /**
@@ -96,12 +107,20 @@ export class HostOwners {
   readonly #wildcards = new Map<string, RouteCandidate>();
   /** Domain -> namespace -> the first accepted route of that namespace on a host one label under it. */
   readonly #underDomain = new Map<string, Map<string, RouteCandidate>>();
+  /** Hosts with an accepted held claim. */
+  readonly #held = new Set<string>();
+
+  /** Every host with an accepted route, with its owner. */
+  *owned(): IterableIterator<[string, HostOwner]> {
+    for (const [host, first] of this.#hosts) yield [host, { namespace: first.namespace, held: this.#held.has(host) }];
+  }
 
   /** The route that keeps `route` from its host; undefined when `route` is accepted (and recorded). */
   claim(route: RouteCandidate): RouteCandidate | undefined {
     const holder = this.holderOf(route.host, route.namespace);
     if (holder !== undefined) return holder;
     if (!this.#hosts.has(route.host)) this.#hosts.set(route.host, route);
+    if (route.held === true) this.#held.add(route.host);
     const domain = domainOf(route.host);
     if (domain === undefined) return undefined;
     if (isWildcard(route.host)) {

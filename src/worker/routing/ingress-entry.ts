@@ -3,14 +3,16 @@
 // from its spec through recorded store reads. The builder caches one entry per accepted Ingress
 // and reuses it while nothing it read has changed, so an entry carries everything needed to
 // replay it: its log and its dependencies. An Ingress whose share of the output would be over
-// its budget (INGRESS_OUTPUT_SHARE) contributes nothing but a warning: the output cap fails the
-// whole render, and no one Ingress may bring it near that.
+// its budget (INGRESS_OUTPUT_SHARE) contributes nothing but a warning and the claim on its hosts
+// (they answer 503): the output cap fails the whole render, and no one Ingress may bring it near that. Each entry carries its estimated
+// output bytes for the namespaces' shared budget (output-budget.ts).
 import { describe } from '../store/object-guard.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, INGRESS_OUTPUT_SHARE } from '../store/value-limits.js';
 import type { KubeObject } from '../protocol.js';
 import { pemFromSecret } from './certificates.js';
 import { creationTime, type Claimant } from './claimant.js';
 import type { BackendRef } from './endpoints.js';
+import { heldBytes, heldOn } from './held-claims.js';
 import { backendOptionsOf, ingressOptionsOf } from './ingress-options.js';
 import type { ClaimSource, TlsClaim } from './model-assembly.js';
 import type { Backend, IngressOptions, ModelOptions } from './model.js';
@@ -28,6 +30,11 @@ export interface IngressEntry extends ClaimSource {
   /** Per backend: the baseline slots it was assigned from (its servers hold the result). */
   readonly slotsFrom: readonly (readonly string[] | undefined)[];
   readonly routes: readonly RouteCandidate[];
+  /**
+   * About how many bytes it adds to the output, its crt-list and TLS host lines included but not
+   * its certificate files, which the Ingresses of a namespace may share (OutputBudget adds them).
+   */
+  readonly outputBytes: number;
   readonly log: readonly LogEntry[];
   /** Dependency keys this entry is registered under (see the builder's `#dependents`). */
   readonly deps: readonly string[];
@@ -96,12 +103,15 @@ export function computeEntry(
     const slots = backends.reduce((sum, b) => sum + b.servers.length, 0);
     warn(
       `${owner}: would add about ${size} bytes to the output (${backends.length} backends with ${slots} server slots, ${routes.length} routes), ` +
-        `over the limit of ${budget} for one Ingress (values.maxOutputBytes / ${INGRESS_OUTPUT_SHARE}); it is not served`,
+        `over the limit of ${budget} for one Ingress (values.maxOutputBytes / ${INGRESS_OUTPUT_SHARE}); it is not served (its hosts answer 503)`,
     );
-    return { key, ingress, claimant, backends: [], slotsFrom: [], routes: [], defaultBackend: undefined, tls: [], log: reads.log, deps: reads.deps, seen: 0 };
+    // It keeps its claim on its hosts, as a rejected Ingress does (held-claims.ts).
+    const held = heldOn(routes.map((route) => route.host), routeClaimant);
+    return { key, ingress, claimant, backends: [], slotsFrom: [], routes: held, outputBytes: heldBytes(held), defaultBackend: undefined, tls: [], log: reads.log, deps: reads.deps, seen: 0 };
   }
   const tls = tlsClaims(spec, reads, options, ns, owner);
-  return { key, ingress, claimant, backends, slotsFrom, routes, defaultBackend, tls, log: reads.log, deps: reads.deps, seen: 0 };
+  const outputBytes = size + tlsEstimate(tls);
+  return { key, ingress, claimant, backends, slotsFrom, routes, outputBytes, defaultBackend, tls, log: reads.log, deps: reads.deps, seen: 0 };
 }
 
 /** Text the config and its maps and slot file carry for each backend and server slot, besides the values in them. */
@@ -122,6 +132,20 @@ function outputEstimate(backends: readonly Backend[], ingressOptions: IngressOpt
     for (const server of backend.servers) bytes += SERVER_OVERHEAD + 2 * (server.name.length + server.address.length);
   }
   for (const route of routes) bytes += 2 * (2 * (route.host.length + route.path.length) + route.backend.length + 2);
+  return bytes;
+}
+
+/** Text of a crt-list line (the certificate's path), and per host its name in the crt-list and the TLS host list. */
+const CERTIFICATE_OVERHEAD = 300;
+const TLS_HOST_OVERHEAD = 4;
+
+/** About how many bytes an Ingress's TLS claims add besides the certificate files: their crt-list and TLS host list lines. */
+function tlsEstimate(claims: readonly TlsClaim[]): number {
+  let bytes = 0;
+  for (const claim of claims) {
+    bytes += CERTIFICATE_OVERHEAD;
+    for (const host of claim.hosts) bytes += TLS_HOST_OVERHEAD + 2 * host.length;
+  }
   return bytes;
 }
 

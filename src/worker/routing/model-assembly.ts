@@ -88,12 +88,27 @@ function certificate(name: string, pem: string, hosts: readonly string[]): Certi
   return { name, pem, hosts, hostLines };
 }
 
-/** The oldest `spec.defaultBackend`; every other one is ignored with a warning. */
+/**
+ * The oldest `spec.defaultBackend`, for hosts nobody owns. Every other one is named in a
+ * warning: the oldest of each other namespace still serves the unmatched paths of the hosts its
+ * namespace owns (host-fallback.ts); a newer one of the same namespace is ignored.
+ */
 export function chooseDefaultBackend(sources: readonly ClaimSource[], warn: (message: string) => void): string | undefined {
   const candidates = sources.filter((s) => s.defaultBackend !== undefined).sort((a, b) => compareClaimants(a.claimant, b.claimant));
   const winner = candidates[0];
-  for (const loser of candidates.slice(1)) {
-    warn(`${loser.claimant.owner}: spec.defaultBackend is ignored; the default backend of ${winner?.claimant.owner} (the oldest) applies`);
+  const namespaces = new Map<string, Claimant>();
+  for (const candidate of candidates) {
+    const first = namespaces.get(candidate.claimant.namespace);
+    if (first === undefined) namespaces.set(candidate.claimant.namespace, candidate.claimant);
+    if (candidate === winner) continue;
+    if (first === undefined) {
+      warn(
+        `${candidate.claimant.owner}: spec.defaultBackend serves only the unmatched paths of the hosts namespace ${candidate.claimant.namespace} owns; ` +
+          `for other hosts the default backend of ${winner?.claimant.owner} (the oldest) applies`,
+      );
+    } else {
+      warn(`${candidate.claimant.owner}: spec.defaultBackend is ignored; the default backend of ${first.owner} (the oldest in namespace ${candidate.claimant.namespace}) applies`);
+    }
   }
   return winner?.defaultBackend;
 }

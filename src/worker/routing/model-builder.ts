@@ -5,13 +5,17 @@ import { objectKey, type IndexedStore } from '../store/indexed-store.js';
 import type { KubeObject, RenderBaseline } from '../protocol.js';
 import { keepUnchanged, sameArray, sameCertificates, sameNames, slotsStillValid } from './entry-compare.js';
 import { acceptsClass, classPolicy } from './ingress-class.js';
+import { HeldClaims } from './held-claims.js';
+import { hostFallbacks, namespaceDefaults, sameFallbacks, type HostFallbacks } from './host-fallback.js';
 import { computeEntry, replayEntry, slotsOf, type IngressEntry } from './ingress-entry.js';
 import { assignTlsHosts, chooseDefaultBackend, resolveDefaultCertificate } from './model-assembly.js';
 import type { Backend, Certificate, ModelOptions, RouteTables, RoutingModel } from './model.js';
 import type { ModelSource } from './model-source.js';
 import { lookupKey, objectDepKey } from './recorded-reads.js';
 import { RouteIndex, tablesOf } from './route-index.js';
-import { parseSlotFile, SERVER_SLOTS_FILE, slotLine } from './server-slots.js';
+import { SERVER_SLOTS_FILE } from './server-slots.js';
+import { SlotFileCache } from './slot-file-cache.js';
+import { OutputBudget } from './output-budget.js';
 import { SlotBudget } from './slot-budget.js';
 
 /**
@@ -41,8 +45,10 @@ const TRACKED_STORES = ['ingresses', 'services', 'endpointSlices', 'secrets'] as
  * decisions of model-assembly.ts, the slot file) reuses the previous result where its inputs are
  * unchanged, and the objects handed to templates keep their identity when their content is
  * unchanged, so the template engine's `memo` blocks can reuse their text. Warnings come out in
- * one order: default certificate, Ingress entries, routes, then Ingresses starved of server slots
- * (SlotBudget), TLS hosts and default backend.
+ * one order: default certificate, Ingress entries, routes, then Ingresses left out for the
+ * namespaces' output budget (OutputBudget: they contribute nothing, their routes leave the route
+ * index), Ingresses starved of server slots (SlotBudget), TLS hosts and default backend. The
+ * claims of rejected Ingresses (HeldClaims) are in the route index with the rest.
  *
  * The result is always the one a cold build of the same stores and baseline gives: anything the
  * builder cannot prove unchanged (a replaced store, a journal that no longer reaches back, a
@@ -56,8 +62,7 @@ export class RoutingModelBuilder {
   readonly #dependents = new Map<string, string | Set<string>>();
   /** The stores seen by the last build and their generations then. */
   readonly #stores = new Map<string, { store: IndexedStore | undefined; generation: number }>();
-  /** Slot-file line of each backend object. */
-  readonly #slotText = new WeakMap<Backend, string>();
+  readonly #slotFiles = new SlotFileCache();
   /** Entries whose backends get no servers (see SlotBudget), with the warning of each. */
   #starved = new Map<IngressEntry, string>();
   /** The server-less copies of a starved entry's backends, kept while the entry lives. */
@@ -68,20 +73,26 @@ export class RoutingModelBuilder {
   #otherClass = new WeakSet<KubeObject>();
   #classKey: string | undefined;
   readonly #routes = new RouteIndex();
+  /** The claims rejected Ingresses keep (held-claims.ts), in the route index with the rest. */
+  readonly #held = new HeldClaims();
+  /** The host fallback maps of the last model and the default backends they were made with. */
+  #fallbacks: HostFallbacks | undefined;
+  #fallbackDefaults = '';
   readonly #slotBudget: SlotBudget;
+  readonly #outputBudget: OutputBudget;
+  /** Entries whose routes are not in the route index: those left out for the output budget. */
+  readonly #outOfIndex = new Set<IngressEntry>();
   #build = 0;
   #last: RoutingModel | undefined;
   #lastRouteWarnings: readonly string[] = [];
   /** Warnings of the cross-Ingress decisions (TLS hosts, default backend) of the last model. */
   #lastAssemblyWarnings: readonly string[] = [];
   #lastPositions = new Map<string, number>();
-  /** The last slot file parsed and its text: a baseline's slot file is parsed once, not per build. */
-  #parsedSlotText: string | undefined;
-  #parsedSlots: ReadonlyMap<string, readonly string[]> = new Map();
 
   constructor(options: ModelOptions) {
     this.#options = options;
     this.#slotBudget = new SlotBudget(options.maxServerSlotsTotal);
+    this.#outputBudget = new OutputBudget(options.maxOutputBytes);
   }
 
   /** Ingresses with a cached entry. */
@@ -105,7 +116,7 @@ export class RoutingModelBuilder {
     // The baseline is usually this builder's own last output: then every cached backend's slots
     // are exactly what the baseline says, and assignSlots would give them back unchanged.
     const ownBaseline = this.#last !== undefined && slotText === this.#last.serverSlotsFile;
-    const previousSlots = ownBaseline ? undefined : this.#parseSlots(slotText);
+    const previousSlots = ownBaseline ? undefined : this.#slotFiles.parse(slotText);
 
     const entries: IngressEntry[] = [];
     const recomputedEntries: IngressEntry[] = [];
@@ -143,10 +154,14 @@ export class RoutingModelBuilder {
         recomputed++;
         recomputedEntries.push(entry);
         if (prior === undefined || !sameNames(prior.backends, entry.backends)) namesChanged = true;
+        // A left-out entry's routes are out of the index; unchanged ones stay out with its successor.
+        const out = prior !== undefined && this.#outOfIndex.delete(prior);
         if (prior === undefined || prior.routes !== entry.routes) {
           routesChanged = true;
           if (prior !== undefined) this.#routes.remove(prior.routes);
           this.#routes.add(entry.routes);
+        } else if (out) {
+          this.#outOfIndex.add(entry);
         }
       }
       entry.seen = build;
@@ -157,10 +172,17 @@ export class RoutingModelBuilder {
         if (entry.seen === build) continue;
         this.#unregister(entry);
         this.#routes.remove(entry.routes);
+        this.#outOfIndex.delete(entry);
         this.#entries.delete(key);
         namesChanged = true;
         if (entry.routes.length > 0) routesChanged = true;
       }
+    }
+    const held = this.#held.update(source.rejected?.(this.#options.stores.ingresses) ?? [], classes, this.#options, classesChanged);
+    if (held.removed.length > 0 || held.added.length > 0) {
+      this.#routes.remove(held.removed);
+      this.#routes.add(held.added);
+      routesChanged = true;
     }
     const previous = this.#last;
     if (previous !== undefined && recomputed === 0 && !namesChanged && !routesChanged && defaultCertificate === previous.defaultCertificate) {
@@ -172,33 +194,45 @@ export class RoutingModelBuilder {
     }
 
     for (const entry of entries) replayEntry(entry, source, warn);
-    const starved = this.#slotBudget.starve(entries);
-    const starvedChanged = entries.filter((entry) => starved.has(entry) !== this.#starved.has(entry));
+    const budget = this.#outputBudget.shed(entries, this.#held.items);
+    const shed = budget.entries;
+    const heldMoved = this.#held.place(new Set(budget.held.keys()));
+    this.#routes.remove(heldMoved.removed);
+    this.#routes.add(heldMoved.added);
+    if (this.#placeRoutes(entries, shed)) {
+      namesChanged = true;
+      routesChanged = true;
+    }
+    if (heldMoved.removed.length > 0 || heldMoved.added.length > 0) routesChanged = true;
+    const served = shed.size === 0 ? entries : entries.filter((entry) => !shed.has(entry));
+    const starved = this.#slotBudget.starve(served);
+    const starvedChanged = served.filter((entry) => starved.has(entry) !== this.#starved.has(entry));
     this.#starved = starved;
     const resort = namesChanged || previous === undefined;
-    const backends = this.#sortedBackends(resort ? entries : [...recomputedEntries, ...starvedChanged], resort);
+    const backends = this.#sortedBackends(resort ? served : [...recomputedEntries.filter((entry) => !shed.has(entry)), ...starvedChanged], resort);
     let tables: RouteTables;
     if (previous !== undefined && !routesChanged) {
       tables = tablesOf(previous);
       for (const message of this.#lastRouteWarnings) warn(message);
     } else {
       const warnings: string[] = [];
-      tables = this.#routes.tables(previous === undefined ? undefined : tablesOf(previous), () => entries.flatMap((e) => e.routes), (message) => {
+      tables = this.#routes.tables(previous === undefined ? undefined : tablesOf(previous), () => [...served.flatMap((e) => e.routes), ...this.#held.routes], (message) => {
         warnings.push(message);
       });
       for (const message of warnings) warn(message);
       this.#lastRouteWarnings = warnings;
     }
-    const assemblyWarnings: string[] = [...starved.values()];
+    const assemblyWarnings: string[] = [...shed.values(), ...budget.held.values(), ...starved.values()];
     const collect = (message: string): void => {
       assemblyWarnings.push(message);
     };
     const routes = this.#routes;
     const hostHolder = this.#options.tlsHostOwnership === 'routed-oldest' ? (host: string, ns: string): string | undefined => routes.hostHolder(host, ns) : undefined;
-    const tls = assignTlsHosts(entries, collect, hostHolder);
-    const defaultBackend = chooseDefaultBackend(entries, collect);
+    const tls = assignTlsHosts(served, collect, hostHolder);
+    const defaultBackend = chooseDefaultBackend(served, collect);
     for (const message of assemblyWarnings) warn(message);
     this.#lastAssemblyWarnings = assemblyWarnings;
+    const fallbacks = this.#hostFallbacks(served, defaultBackend, routesChanged);
     const sameBackends = previous !== undefined && backends === previous.backends;
     const model: RoutingModel = {
       backends,
@@ -207,12 +241,51 @@ export class RoutingModelBuilder {
       defaultCertificate,
       tlsHosts: previous !== undefined && sameArray(tls.hosts, previous.tlsHosts) ? previous.tlsHosts : tls.hosts,
       defaultBackend,
+      hostFallback: fallbacks.early,
+      hostFallbackLate: fallbacks.late,
       resolvers: sameBackends ? previous.resolvers : backends.some((b) => b.dns),
       loopGuardToken: this.#options.loopGuardToken,
-      serverSlotsFile: sameBackends ? previous.serverSlotsFile : this.#slotFile(backends),
+      serverSlotsFile: sameBackends ? previous.serverSlotsFile : this.#slotFiles.file(backends),
     };
     this.#last = model;
     return model;
+  }
+
+  /**
+   * Takes the routes of entries newly left out for the output budget out of the route index,
+   * and puts those of entries no longer left out back; true when any moved.
+   */
+  #placeRoutes(entries: readonly IngressEntry[], shed: ReadonlyMap<IngressEntry, string>): boolean {
+    if (shed.size === 0 && this.#outOfIndex.size === 0) return false;
+    let moved = false;
+    for (const entry of entries) {
+      const out = this.#outOfIndex.has(entry);
+      if (out === shed.has(entry)) continue;
+      moved = true;
+      if (out) {
+        this.#outOfIndex.delete(entry);
+        this.#routes.add(entry.routes);
+      } else {
+        this.#outOfIndex.add(entry);
+        this.#routes.remove(entry.routes);
+      }
+    }
+    return moved;
+  }
+
+  /**
+   * The host fallback maps (host-fallback.ts), computed again only when the routes or the
+   * default backends changed, and kept as the previous arrays while their content is the same.
+   */
+  #hostFallbacks(entries: readonly IngressEntry[], clusterDefault: string | undefined, routesChanged: boolean): HostFallbacks {
+    const defaults = namespaceDefaults(entries);
+    const key = `${clusterDefault ?? ''}\0${[...defaults].map(([ns, backend]) => `${ns}=${backend}`).join('\0')}`;
+    const previous = this.#fallbacks;
+    if (previous !== undefined && !routesChanged && key === this.#fallbackDefaults) return previous;
+    const next = hostFallbacks(this.#routes.hostOwners(), defaults, clusterDefault);
+    this.#fallbackDefaults = key;
+    this.#fallbacks = previous !== undefined && sameFallbacks(next, previous) ? previous : next;
+    return this.#fallbacks;
   }
 
   /** The default certificate, as the previous model's object while its content is unchanged. */
@@ -253,6 +326,8 @@ export class RoutingModelBuilder {
       this.#entries.clear();
       this.#dependents.clear();
       this.#routes.clear();
+      this.#held.clear();
+      this.#fallbacks = undefined;
       this.#byIngress = new WeakMap();
       this.#last = undefined;
     }
@@ -317,31 +392,5 @@ export class RoutingModelBuilder {
       this.#emptied.set(entry, emptied);
     }
     return emptied;
-  }
-
-  /** The slots of a baseline's slot file; the map is shared between builds, so never modified. */
-  #parseSlots(text: string | undefined): ReadonlyMap<string, readonly string[]> {
-    if (text === undefined || text === '') return new Map();
-    if (text !== this.#parsedSlotText) {
-      this.#parsedSlots = parseSlotFile(text);
-      this.#parsedSlotText = text;
-    }
-    return this.#parsedSlots;
-  }
-
-  #slotFile(backends: readonly Backend[]): string {
-    // Joined in one go: a flat string, where appending piece by piece would leave a rope that
-    // every later reader (the checksum, the copy to the main thread) has to walk.
-    const parts = new Array<string>(backends.length);
-    for (let b = 0; b < backends.length; b++) {
-      const backend = backends[b] as Backend;
-      let line = this.#slotText.get(backend);
-      if (line === undefined) {
-        line = slotLine(backend.name, backend.servers.map((server) => (server.enabled ? server.address : '')));
-        this.#slotText.set(backend, line);
-      }
-      parts[b] = line;
-    }
-    return parts.join('');
   }
 }

@@ -17,4 +17,6 @@ export interface ModelSource extends StoreReader {
   store(name: string): IndexedStore | undefined;
   /** Reports an object the guard rejected; the source reports each reason once per render. */
   reject(reason: string): void;
+  /** The objects of a store the guard rejected whole, raw as the store holds them (their claims are held, see held-claims.ts). */
+  rejected?(store: string): readonly KubeObject[];
 }

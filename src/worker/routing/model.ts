@@ -182,6 +182,11 @@ export interface Backend {
   readonly servers: readonly Server[];
 }
 
+/** The template's backend answering 404 ("no route"). */
+export const NOT_FOUND_BACKEND = 'default_404';
+/** The template's backend answering 503: the hosts held by a rejected Ingress. */
+export const HELD_BACKEND = 'default_503';
+
 export interface RouteEntry {
   readonly key: string;
   readonly backend: string;
@@ -225,6 +230,14 @@ export interface RoutingModel extends RouteTables {
   readonly tlsHosts: readonly string[];
   /** The backend of the oldest Ingress's `spec.defaultBackend`: used when no rule of any Ingress matches. */
   readonly defaultBackend: string | undefined;
+  /**
+   * Where the unmatched paths of an owned host go (host-fallback.ts), as `host` or `*.domain`
+   * keys: looked up after the host tables and before the rules without a host, so no other
+   * namespace's host-less rule or default backend serves an owned host.
+   */
+  readonly hostFallback: readonly RouteEntry[];
+  /** Likewise, looked up after the rules without a host: owned hosts of the namespace that owns those rules. */
+  readonly hostFallbackLate: readonly RouteEntry[];
   /** Some backend resolves DNS names: the config needs its `dns` resolvers section. */
   readonly resolvers: boolean;
   /** `values.loopGuardToken`, checked: the frontends refuse a request carrying it and add it to the ones they forward; '' for no guard. */

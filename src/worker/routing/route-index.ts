@@ -6,7 +6,7 @@
 // tables are exactly the claims, updated by binary search; when some are, the one-go build runs,
 // so warnings come out exactly as a cold build has them.
 import { compareClaimants } from './claimant.js';
-import { domainOf, groupsOf, hostLabel, HostOwners, isWildcard, OwnershipGroup, type RouteCandidate } from './host-owners.js';
+import { domainOf, groupsOf, hostLabel, HostOwners, isWildcard, OwnershipGroup, type HostOwner, type RouteCandidate } from './host-owners.js';
 import type { RouteEntry, RouteTables, RoutingModel } from './model.js';
 
 export type { RouteCandidate } from './host-owners.js';
@@ -31,8 +31,9 @@ function basePath(route: RouteCandidate): string {
   return route.exact || route.path === '/' ? route.path : route.path.replace(/\/+$/, '') || '/';
 }
 
-/** The keys a route claims, in the order a build claims them. */
+/** The keys a route claims, in the order a build claims them; none for a held claim. */
 export function routeClaims(route: RouteCandidate): Claim[] {
+  if (route.held === true) return [];
   const base = basePath(route);
   if (route.host.startsWith('*.')) {
     const hostPattern = `^[^./]+${escapeRegex(route.host.slice(1))}`;
@@ -94,7 +95,9 @@ function buildTables(routes: readonly RouteCandidate[], warn: (message: string) 
   for (const route of byAge) {
     const holder = owners.claim(route);
     if (holder === undefined) accepted.push(route);
-    else if (holder.host === route.host && basePath(holder) === basePath(route)) refuse(route, holder);
+    // A held claim that loses is no news: its Ingress's rejection is reported already.
+    else if (route.held === true) continue;
+    else if (holder.held !== true && holder.host === route.host && basePath(holder) === basePath(route)) refuse(route, holder);
     else report(`${route.owner}: route ${route.host}${route.path} is refused: ${hostLabel(holder.host)} belongs to namespace ${holder.namespace} (${holder.owner} claimed it first); ignored`);
   }
   // Exact paths first: for the same key, Kubernetes gives an Exact path precedence over a Prefix.
@@ -195,6 +198,19 @@ export class RouteIndex {
     if (group === undefined) return undefined;
     if (isWildcard(host) || group.hasWildcard) return group.otherThan(namespace);
     return undefined;
+  }
+
+  /** Every host with a served route (or an accepted held claim), with its owner, as the current tables have it. */
+  hostOwners(): Map<string, HostOwner> {
+    if (this.#owners !== undefined) return new Map(this.#owners.owned());
+    // No group is contested: every host group has one namespace.
+    const owners = new Map<string, HostOwner>();
+    for (const [id, group] of this.#groups) {
+      if (!id.startsWith('host\0')) continue;
+      const first = group.routes[0] as RouteCandidate;
+      owners.set(id.slice(5), { namespace: first.namespace, held: group.routes.some((route) => route.held === true) });
+    }
+    return owners;
   }
 
   /**

@@ -2,8 +2,8 @@
 // every server slot with a health check, empty ones included, and will not start when they leave
 // too few for connections; so past ModelOptions.maxServerSlotsTotal (values.fdHardLimit / 2) the
 // namespace holding the most slots gives up its newest Ingress's servers, with a warning.
-import { compareClaimants } from './claimant.js';
 import type { IngressEntry } from './ingress-entry.js';
+import { shedLargest } from './namespace-shares.js';
 
 export class SlotBudget {
   readonly #budget: number | undefined;
@@ -19,48 +19,19 @@ export class SlotBudget {
    * descriptor for every health-checked server slot, empty ones included, and will not start
    * when they leave too few for connections; so past ModelOptions.maxServerSlotsTotal the
    * namespace that holds the most slots gives up those of its newest Ingress, again and again
-   * until the rest fit. The largest holder pays, so no tenant can starve the others by adding
-   * backends; the newest first within it, so growing never takes slots from an older Ingress of
-   * its own. Its routes stay: its hosts answer 503 until the slots fit again.
+   * until the rest fit (namespace-shares.ts). Its routes stay: its hosts answer 503 until the
+   * slots fit again.
    */
   starve(entries: readonly IngressEntry[]): Map<IngressEntry, string> {
     const starved = new Map<IngressEntry, string>();
     const budget = this.#budget;
     if (budget === undefined) return starved;
-    let total = 0;
-    const byNamespace = new Map<string, { slots: number; entries: IngressEntry[] }>();
-    for (const entry of entries) {
-      const slots = this.#slotsOf(entry);
-      if (slots === 0) continue;
-      total += slots;
-      const held = byNamespace.get(entry.claimant.namespace);
-      if (held === undefined) byNamespace.set(entry.claimant.namespace, { slots, entries: [entry] });
-      else {
-        held.slots += slots;
-        held.entries.push(entry);
-      }
-    }
-    if (total <= budget) return starved;
-    const all = total;
-    const sorted = new Set<string>();
-    while (total > budget) {
-      let namespace = '';
-      let most = -1;
-      for (const [name, held] of byNamespace) if (held.slots > most || (held.slots === most && name < namespace)) [namespace, most] = [name, held.slots];
-      const held = byNamespace.get(namespace) as { slots: number; entries: IngressEntry[] };
-      if (!sorted.has(namespace)) {
-        held.entries.sort((a, b) => compareClaimants(a.claimant, b.claimant));
-        sorted.add(namespace);
-      }
-      const entry = held.entries.pop() as IngressEntry;
-      const slots = this.#slotsOf(entry);
-      held.slots -= slots;
-      total -= slots;
-      if (held.entries.length === 0) byNamespace.delete(namespace);
+    const { shed, total } = shedLargest(entries, budget, (entry) => this.#slotsOf(entry), (entry) => entry.claimant);
+    for (const entry of shed) {
       starved.set(
         entry,
-        `${entry.claimant.owner}: its backends get no servers (its hosts answer 503): the health-checked server slots of all Ingresses, ${all} in all, are over ` +
-          `${budget} (values.fdHardLimit / 2; HAProxy holds a descriptor for each), and namespace ${namespace} holds the most; ` +
+        `${entry.claimant.owner}: its backends get no servers (its hosts answer 503): the health-checked server slots of all Ingresses, ${total} in all, are over ` +
+          `${budget} (values.fdHardLimit / 2; HAProxy holds a descriptor for each), and namespace ${entry.claimant.namespace} holds the most; ` +
           'raise fdHardLimit (and the descriptor limit), lower serverSlots, or turn checks off where not needed (haproxy.org/check: "false")',
       );
     }

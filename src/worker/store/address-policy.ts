@@ -2,13 +2,21 @@
 // (cloud metadata included), multicast, reserved and broadcast addresses, IPv6 zone IDs (HAProxy
 // refuses the whole config over `fe80::1%eth0`), and the known metadata addresses. Loopback is
 // refused unless the policy allows it, and an address of HAProxy's own host on one of HAProxy's
-// own ports always is. IPv4 embedded in IPv6 (::ffff:a.b.c.d, 64:ff9b::a.b.c.d) is judged as the
-// IPv4 address it reaches.
+// own ports always is. Every check reads the address in its canonical form (canonicalAddress):
+// IPv4 embedded in IPv6 (IPv4-mapped ::ffff:a.b.c.d in any spelling, IPv4-translated
+// ::ffff:0:a.b.c.d, NAT64 64:ff9b::/96, 6to4 2002:aabb:ccdd::/48) is judged as the IPv4 address
+// it reaches, so `::ffff:c000:202` is HAProxy's own host 192.0.2.2 as much as `192.0.2.2` is.
+// IPv4-compatible addresses (::a.b.c.d, deprecated and unrouted) are refused as reserved.
 import { isIP } from 'node:net';
 import type { GuardPolicy } from './guard-context.js';
 
-/** Cloud metadata services outside the link-local range (Alibaba; AWS over IPv6). */
-const METADATA_ADDRESSES = new Set(['100.100.100.200', 'fd00:ec2::254']);
+/**
+ * Cloud metadata and platform services outside the link-local range (AWS, GCP and OpenStack use
+ * 169.254.169.254, refused as link-local): Alibaba's metadata service, Azure's WireServer (which
+ * hands out VM extension settings and certificates), Oracle Cloud's, and AWS's IMDS over IPv6.
+ * Canonical forms (see canonicalAddress).
+ */
+const METADATA_ADDRESSES = new Set(['100.100.100.200', '168.63.129.16', '192.0.0.192', 'fd00:ec2::254']);
 
 export type AddressClass = 'unicast' | 'loopback' | 'unspecified' | 'link-local' | 'multicast' | 'reserved' | 'metadata';
 
@@ -17,12 +25,13 @@ export function addressProblem(address: string, ports: readonly number[], policy
   if (address.includes('%')) return 'has an IPv6 zone ID, which HAProxy refuses';
   if (isIP(address) === 0) return 'is not an IP address';
   const kind = classifyAddress(address);
+  const normal = canonicalAddress(address);
   switch (kind) {
     case 'unicast':
     case 'loopback': {
       if (kind === 'loopback' && !policy.allowLoopbackEndpoints) return 'is a loopback address (set values.allowLoopbackEndpoints to allow it)';
       const own = ports.find((port) => policy.ownPorts.has(port));
-      if (own !== undefined && (kind === 'loopback' || policy.localAddresses.has(canonical(address)))) {
+      if (own !== undefined && (kind === 'loopback' || canonicalLocal(policy.localAddresses).has(normal))) {
         return `is HAProxy's own host on HAProxy's own port ${own}`;
       }
       return null;
@@ -44,16 +53,25 @@ export function addressProblem(address: string, ports: readonly number[], policy
   }
 }
 
-/** The class of a valid IP address without a zone ID. */
-export function classifyAddress(address: string): AddressClass {
-  if (METADATA_ADDRESSES.has(canonical(address))) return 'metadata';
-  if (isIP(address) === 4) return classifyV4(address.split('.').map(Number));
-  const bytes = ipv6Bytes(address);
-  const zeroTo = (n: number): boolean => bytes.slice(0, n).every((b) => b === 0);
-  if (zeroTo(10) && bytes[10] === 0xff && bytes[11] === 0xff) return classifyEmbedded(bytes);
-  if (bytes[0] === 0x00 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && bytes.slice(4, 12).every((b) => b === 0)) {
-    return classifyEmbedded(bytes);
+const canonicalSets = new WeakMap<ReadonlySet<string>, ReadonlySet<string>>();
+
+/** The canonical forms of the host's own addresses (as the policy lists them), computed once per set. */
+function canonicalLocal(addresses: ReadonlySet<string>): ReadonlySet<string> {
+  let canonical = canonicalSets.get(addresses);
+  if (canonical === undefined) {
+    canonical = new Set([...addresses].filter((a) => isIP(a) !== 0).map(canonicalAddress));
+    canonicalSets.set(addresses, canonical);
   }
+  return canonical;
+}
+
+/** The class of a valid IP address without a zone ID, judged by its canonical form. */
+export function classifyAddress(address: string): AddressClass {
+  const normal = canonicalAddress(address);
+  if (METADATA_ADDRESSES.has(normal)) return 'metadata';
+  if (isIP(normal) === 4) return classifyV4(normal.split('.').map(Number));
+  const bytes = ipv6Bytes(normal);
+  const zeroTo = (n: number): boolean => bytes.slice(0, n).every((b) => b === 0);
   if (zeroTo(15)) return bytes[15] === 0 ? 'unspecified' : bytes[15] === 1 ? 'loopback' : 'reserved';
   // Deprecated IPv4-compatible addresses (::a.b.c.d): nothing legitimate uses them.
   if (zeroTo(12)) return 'reserved';
@@ -62,9 +80,22 @@ export function classifyAddress(address: string): AddressClass {
   return 'unicast';
 }
 
-function classifyEmbedded(bytes: readonly number[]): AddressClass {
-  const v4 = bytes.slice(12, 16);
-  return METADATA_ADDRESSES.has(v4.join('.')) ? 'metadata' : classifyV4(v4);
+/**
+ * The form every address check reads: an IPv4 address as it is; an IPv6 address that embeds
+ * an IPv4 address it reaches (IPv4-mapped, IPv4-translated, NAT64's 64:ff9b::/96, 6to4's
+ * 2002::/16) as that IPv4 address; any other IPv6 address lower case and compressed, as Node
+ * reports interface addresses. `address` must be a valid IP address without a zone ID.
+ */
+export function canonicalAddress(address: string): string {
+  if (isIP(address) !== 6) return address;
+  const bytes = ipv6Bytes(address);
+  const zero = (from: number, to: number): boolean => bytes.slice(from, to).every((b) => b === 0);
+  const mapped = zero(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff;
+  const translated = zero(0, 8) && bytes[8] === 0xff && bytes[9] === 0xff && zero(10, 12);
+  const nat64 = bytes[0] === 0x00 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && zero(4, 12);
+  if (mapped || translated || nat64) return bytes.slice(12, 16).join('.');
+  if (bytes[0] === 0x20 && bytes[1] === 0x02) return bytes.slice(2, 6).join('.');
+  return compressed(bytes);
 }
 
 function classifyV4(octets: readonly number[]): AddressClass {
@@ -77,13 +108,10 @@ function classifyV4(octets: readonly number[]): AddressClass {
   return 'unicast';
 }
 
-/** Lower case, and IPv6 in its compressed form as Node reports interface addresses. */
-function canonical(address: string): string {
-  if (isIP(address) !== 6) return address;
-  const bytes = ipv6Bytes(address);
+/** IPv6 bytes as text: lower case, the longest run of two or more zero groups as '::'. */
+function compressed(bytes: readonly number[]): string {
   const groups: string[] = [];
   for (let i = 0; i < 16; i += 2) groups.push((((bytes[i] as number) << 8) | (bytes[i + 1] as number)).toString(16));
-  // The longest run of zero groups (at least two) becomes '::'.
   let best = -1;
   let bestLength = 1;
   for (let i = 0; i < 8; i++) {

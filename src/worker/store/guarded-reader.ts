@@ -90,6 +90,25 @@ export class GuardedReader implements ModelSource {
   }
 
   /**
+   * The objects of a store the guard rejected whole, raw, in key order. Costs what changed in
+   * the store since the previous render, plus the rejected objects (see rejection-index.ts).
+   */
+  rejected(store: string): readonly KubeObject[] {
+    const raw = this.store(store);
+    if (raw === undefined) return [];
+    const found: KubeObject[] = [];
+    let last = '';
+    for (const rejection of storeRejections(raw, this.#context)) {
+      const key = rejection.namespace === '' ? rejection.name : `${rejection.namespace}/${rejection.name}`;
+      if (key === last) continue;
+      last = key;
+      const object = raw.get(key);
+      if (object !== undefined && !guardObject(object, this.#context).ok) found.push(object);
+    }
+    return found;
+  }
+
+  /**
    * Reports every rejection in the named stores, store by store in key order, and returns them.
    * Costs what changed in each store since the previous render (see rejection-index.ts).
    */

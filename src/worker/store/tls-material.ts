@@ -3,10 +3,12 @@
 // the leaf, and nothing may be weak enough for OpenSSL's default security level to refuse it
 // (RSA under 2,048 bits, small curves, MD5/SHA-1 signatures on certificates that are not
 // self-signed), since HAProxy refuses the whole configuration over one such file. Nor may the
-// leaf's RSA key be over MAX_RSA_KEY_BITS, which would make every handshake costly. What is
-// written is re-serialised from the parsed objects, so no fake PEM body can reach the output.
+// leaf's RSA key be over MAX_RSA_KEY_BITS, which would make every handshake costly, nor the chain
+// over MAX_CHAIN_CERTIFICATES certificates or MAX_CHAIN_BYTES, which HAProxy sends in every
+// handshake. What is written is re-serialised from the parsed objects, so no fake PEM body can
+// reach the output.
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
-import { MAX_CHAIN_CERTIFICATES, MAX_RSA_KEY_BITS } from './value-limits.js';
+import { MAX_CHAIN_BYTES, MAX_CHAIN_CERTIFICATES, MAX_RSA_KEY_BITS } from './value-limits.js';
 
 /** A checked certificate and key, as the one PEM file HAProxy loads: the chain, then the key. */
 export interface TlsMaterial {
@@ -57,6 +59,9 @@ export function parseTlsPair(crt: string, key: string): { material: TlsMaterial 
     return { problem: `the certificate in tls.crt has a ${bits}-bit RSA key, over the limit of ${MAX_RSA_KEY_BITS} bits (HAProxy signs every TLS handshake with it)` };
   }
   const certificates = chain.map((c) => withNewline(c.toString())).join('');
+  if (certificates.length > MAX_CHAIN_BYTES) {
+    return { problem: `the certificate chain in tls.crt is ${certificates.length} bytes, over the limit of ${MAX_CHAIN_BYTES} bytes (HAProxy sends it in every TLS handshake)` };
+  }
   const keyPem = withNewline(privateKey.export({ type: 'pkcs8', format: 'pem' }) as string);
   return { material: Object.freeze({ pem: certificates + keyPem }) };
 }

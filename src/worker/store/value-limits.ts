@@ -29,8 +29,14 @@ export const MAX_SLICE_ENDPOINTS = 1000;
 export const MAX_ENDPOINT_ADDRESSES = 100;
 /** One Secret value, decoded; Kubernetes refuses objects over 1 MiB. */
 export const MAX_SECRET_VALUE = 1_048_576;
-/** Certificates in one `tls.crt` (the leaf and its chain). */
-export const MAX_CHAIN_CERTIFICATES = 16;
+/**
+ * Certificates in one `tls.crt` (the leaf and its chain), and the bytes of the chain as written
+ * (PEM). HAProxy sends the chain in every full handshake and holds it per connection while it
+ * does: a 1 MiB chain cost 687 KB per handshake and 1.1 MB of memory per connection. Public
+ * chains have 2 to 4 certificates of 1 to 2 KB each.
+ */
+export const MAX_CHAIN_CERTIFICATES = 10;
+export const MAX_CHAIN_BYTES = 65_536;
 /**
  * Bits of a leaf certificate's RSA key. HAProxy signs every full TLS handshake with it: about a
  * millisecond of CPU at 2,048 bits, 6 at 4,096, 400 at 15,360, so one tenant's huge key would let
@@ -52,6 +58,12 @@ export const DEFAULT_MAX_OUTPUT_BYTES = 32 * 1024 * 1024;
  * otherwise render megabytes, and two of them fail every render at the output cap.
  */
 export const INGRESS_OUTPUT_SHARE = 16;
+/**
+ * What the Ingresses of all namespaces may add to the output together, estimated, as a share of
+ * `values.maxOutputBytes`; the rest is for the template's own text and the estimate's error.
+ * Past it, the namespace adding the most gives up its newest Ingress until the rest fit.
+ */
+export const TENANT_OUTPUT_SHARE = 0.75;
 
 export interface ValueLimit {
   readonly value: string;
@@ -86,6 +98,7 @@ export const VALUE_LIMITS: readonly ValueLimit[] = [
   { value: 'addresses of one endpoint', max: MAX_ENDPOINT_ADDRESSES, unit: 'entries', over: 'the endpoint is dropped' },
   { value: 'Secret value (decoded)', max: MAX_SECRET_VALUE, unit: 'bytes', over: 'the Secret is rejected' },
   { value: 'certificates in tls.crt', max: MAX_CHAIN_CERTIFICATES, unit: 'entries', over: 'the Secret is rejected (TLS dropped)' },
+  { value: 'certificate chain of tls.crt, as written (PEM)', max: MAX_CHAIN_BYTES, unit: 'bytes', over: 'the Secret is rejected (TLS dropped)' },
   { value: "bits of the RSA key of tls.crt's certificate", max: MAX_RSA_KEY_BITS, unit: 'bits', over: 'the Secret is rejected (TLS dropped)' },
   {
     value: 'ready endpoints per Service backend (values.maxEndpointsPerService)',
@@ -105,6 +118,12 @@ export const VALUE_LIMITS: readonly ValueLimit[] = [
     max: DEFAULT_MAX_OUTPUT_BYTES / INGRESS_OUTPUT_SHARE,
     unit: 'bytes',
     over: 'the Ingress is not served, with a warning naming its size',
+  },
+  {
+    value: 'what all Ingresses add to the output together, certificates included, estimated (values.maxOutputBytes x 3/4)',
+    max: DEFAULT_MAX_OUTPUT_BYTES * TENANT_OUTPUT_SHARE,
+    unit: 'bytes',
+    over: 'the namespace adding the most loses its newest Ingress, with a warning naming both, until the rest fit',
   },
   { value: 'rendered output (values.maxOutputBytes)', max: DEFAULT_MAX_OUTPUT_BYTES, unit: 'bytes', over: 'the render fails, naming the size' },
   {

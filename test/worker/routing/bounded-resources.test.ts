@@ -108,14 +108,25 @@ describe('endpoints per Service', () => {
 });
 
 describe('the rendered output', () => {
-  it('over values.maxOutputBytes fails the render with a message naming its size', () => {
-    // Thirty Ingresses, each within its share of the cap (a sixteenth), together over it.
-    const many = Array.from({ length: 30 }, (_, i) => ingress('shop', `web-${i}`, { rules: [rule(`shop-${i}.example.com`, { path: '/', service: 'web' })] }));
-    const outcome = renderObjects(withValues(set, { maxOutputBytes: 60_000 }), [...cluster(addresses(50)), ...many]);
-    expect(outcome.ok).toBe(false);
-    expect(!outcome.ok && outcome.warnings.filter((w) => w.includes('is not served'))).toEqual([]);
+  it('sheds the newest of thirty Ingresses, each within its share of the cap but together over it, and stays under the cap', () => {
+    const many = Array.from({ length: 30 }, (_, i) =>
+      ingress('shop', `web-${String(i).padStart(2, '0')}`, { rules: [rule(`shop-${i}.example.com`, { path: '/', service: 'web' })] }, { creationTimestamp: `2024-01-01T00:${String(i).padStart(2, '0')}:00Z` }),
+    );
+    const out = renderOk(withValues(set, { maxOutputBytes: 60_000 }), [...cluster(addresses(50)), ...many]);
+    const size = Buffer.byteLength(out.haproxyConfig) + Object.values(out.auxiliaryFiles).flatMap((kind: Record<string, string>) => Object.values(kind)).reduce((sum, text) => sum + Buffer.byteLength(text), 0);
+    expect(size).toBeLessThanOrEqual(60_000);
+    const shed = out.warnings.filter((w) => w.includes('it is not served: namespace shop'));
+    expect(shed.length).toBeGreaterThan(0);
+    // An Ingress without a creation time counts as the newest: the cluster's own shop/web goes first.
+    expect(shed[0]).toMatch(/^Ingress shop\/web: /);
+    expect(shed.some((w) => w.startsWith('Ingress shop/web-00:'))).toBe(false);
+    expect(out.auxiliaryFiles.maps['host-prefix.map']).toContain('shop-0.example.com/ ing_shop_web-00_web_80');
+  });
+
+  it('over values.maxOutputBytes by the template text alone fails the render with a message naming its size', () => {
+    const outcome = renderObjects(withValues(set, { maxOutputBytes: 1_000 }), cluster(addresses(1)));
     expect(!outcome.ok && outcome.phase).toBe('render');
-    expect(!outcome.ok && outcome.message).toMatch(/^the rendered output is \d+ bytes \(config and auxiliary files\), over the limit of 60000 bytes \(values\.maxOutputBytes\)$/);
+    expect(!outcome.ok && outcome.message).toMatch(/^the rendered output is \d+ bytes \(config and auxiliary files\), over the limit of 1000 bytes \(values\.maxOutputBytes\)$/);
   });
 });
 

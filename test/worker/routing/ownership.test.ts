@@ -239,6 +239,13 @@ describe('spec.defaultBackend', () => {
   it('takes the oldest of several, warning about each other one', () => {
     const { model, warnings } = routingModel([withDefault('aaa', 'newer', NEW), withDefault('zzz', 'older', OLD), ...services('aaa', 'zzz')]);
     expect(model.defaultBackend).toBe('ing_zzz_older_web_80');
-    expect(warnings).toContain('Ingress aaa/newer: spec.defaultBackend is ignored; the default backend of Ingress zzz/older (the oldest) applies');
+    expect(warnings).toContain(
+      'Ingress aaa/newer: spec.defaultBackend serves only the unmatched paths of the hosts namespace aaa owns; for other hosts the default backend of Ingress zzz/older (the oldest) applies',
+    );
+  });
+
+  it('ignores a newer one of the same namespace, naming the oldest of that namespace', () => {
+    const { warnings } = routingModel([withDefault('zzz', 'newer', NEW), withDefault('zzz', 'older', OLD), ...services('zzz')]);
+    expect(warnings).toContain('Ingress zzz/newer: spec.defaultBackend is ignored; the default backend of Ingress zzz/older (the oldest in namespace zzz) applies');
   });
 });

@@ -2,7 +2,11 @@
 // a fake PEM body, a key that does not match, or a key or signature HAProxy's OpenSSL refuses
 // rejects the Secret (scope 'tls') and drops TLS for the hosts that use it, never the render and
 // never anyone else's TLS. What is written is the parsed chain and key, re-serialised.
+import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject, TemplateSetSource } from '../../../src/worker/protocol.js';
 import { defaultTemplateSet, endpointSlice, exampleTlsData, ingress, renderObjects, rule, service, tlsSecret } from '../../helpers/cluster.js';
@@ -79,6 +83,39 @@ describe('TLS Secrets that HAProxy could not load drop TLS for their hosts only'
       cluster({ 'tls.crt': b64(RSA_6144_CERT), 'tls.key': b64(RSA_6144_KEY) }),
       /^the certificate in tls\.crt has a 6144-bit RSA key, over the limit of 4096 bits \(HAProxy signs every TLS handshake with it\)$/,
     );
+  });
+});
+
+/** A self-signed P-256 certificate with `names` subject alternative names, made by the openssl command. */
+function certificateWithNames(names: number): string {
+  const dir = mkdtempSync(join(tmpdir(), 'chain-'));
+  try {
+    const san = Array.from({ length: names }, (_, i) => `DNS:host-${i}.a-rather-long-domain-name.example.com`).join(',');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '30', '-subj', '/CN=big', '-addext', `subjectAltName=${san}`, '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem')], { stdio: 'ignore' });
+    return readFileSync(join(dir, 'c.pem'), 'utf8');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('TLS Secrets whose chain HAProxy would send in every handshake are capped', () => {
+  it('a chain of 11 certificates (over 10) drops TLS for its hosts only', () => {
+    const { 'tls.crt': crt, 'tls.key': key } = exampleTlsData();
+    const chain = decoded(crt) + decoded(crt).repeat(10);
+    expectTlsDroppedForEvilOnly(cluster({ 'tls.crt': b64(chain), 'tls.key': key }), /^tls\.crt holds 11 certificates, over the limit of 10$/);
+  });
+
+  it('a chain of 8 certificates over 64 KiB drops TLS for its hosts only; a 10-certificate chain under it is served', () => {
+    const { 'tls.crt': crt, 'tls.key': key } = exampleTlsData();
+    const big = certificateWithNames(250);
+    expect(big.length).toBeGreaterThan(9_000);
+    expectTlsDroppedForEvilOnly(
+      cluster({ 'tls.crt': b64(decoded(crt) + big.repeat(7)), 'tls.key': key }),
+      /^the certificate chain in tls\.crt is \d+ bytes, over the limit of 65536 bytes \(HAProxy sends it in every TLS handshake\)$/,
+    );
+    const out = render(cluster({ 'tls.crt': b64(decoded(crt).repeat(10)), 'tls.key': key }));
+    expect(out.rejections).toEqual([]);
+    expect(out.auxiliaryFiles.certificates['evil_tls.pem']?.match(/BEGIN CERTIFICATE/g)).toHaveLength(10);
   });
 });
 

@@ -1,0 +1,65 @@
+// The output budget the namespaces share. The render fails for everyone past
+// `values.maxOutputBytes`, so what the Ingresses add to it together (their estimated bytes,
+// IngressEntry.outputBytes, plus their certificate files) may take TENANT_OUTPUT_SHARE of it.
+// Past that, the namespace adding the most gives up its newest Ingress, again and again until
+// the rest fit (namespace-shares.ts): many small Ingresses of one namespace, or its large
+// certificates, cost that namespace its newest Ingresses, never everyone's render. The held
+// claims of its rejected Ingresses (held-claims.ts) count too, and are given up the same way. A
+// certificate file (`<namespace>_<secret>.pem`, one per Secret however many Ingresses name it)
+// is counted once, for the oldest Ingress of the namespace naming it: the newest go first, so
+// while that one is served the file is written, and once it is not, none naming it is.
+import { DEFAULT_MAX_OUTPUT_BYTES, TENANT_OUTPUT_SHARE } from '../store/value-limits.js';
+import { compareClaimants } from './claimant.js';
+import type { HeldItem } from './held-claims.js';
+import type { IngressEntry } from './ingress-entry.js';
+import { shedLargest } from './namespace-shares.js';
+
+export class OutputBudget {
+  readonly #budget: number;
+
+  constructor(maxOutputBytes: number | undefined) {
+    this.#budget = Math.floor((maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES) * TENANT_OUTPUT_SHARE);
+  }
+
+  /**
+   * The entries left out this build (they contribute nothing) and the held claims of rejected
+   * Ingresses left out (their hosts are not held), each with its warning.
+   */
+  shed(entries: readonly IngressEntry[], held: readonly HeldItem[] = []): { entries: Map<IngressEntry, string>; held: Map<HeldItem, string> } {
+    const left = { entries: new Map<IngressEntry, string>(), held: new Map<HeldItem, string>() };
+    const sizes = sizesOf(entries);
+    const items: (IngressEntry | HeldItem)[] = held.length === 0 ? [...entries] : [...entries, ...held];
+    const sizeOf = (item: IngressEntry | HeldItem): number => ('heldFor' in item ? item.outputBytes : (sizes.get(item) ?? item.outputBytes));
+    const { shed, total } = shedLargest(items, this.#budget, sizeOf, (item) => item.claimant);
+    if (shed.length === 0) return left;
+    const byNamespace = new Map<string, number>();
+    for (const item of items) byNamespace.set(item.claimant.namespace, (byNamespace.get(item.claimant.namespace) ?? 0) + sizeOf(item));
+    for (const item of shed) {
+      const namespace = item.claimant.namespace;
+      const why =
+        `namespace ${namespace} would add about ${byNamespace.get(namespace) ?? 0} bytes to the output, the most of any namespace, ` +
+        `and all Ingresses together about ${total}, over the ${this.#budget} they share (values.maxOutputBytes x ${TENANT_OUTPUT_SHARE}); ` +
+        `its newest Ingresses go first (this one adds about ${sizeOf(item)})`;
+      if ('heldFor' in item) left.held.set(item, `${item.claimant.owner}: it is rejected, and its hosts are not held for it either: ${why}`);
+      else left.entries.set(item, `${item.claimant.owner}: it is not served: ${why}`);
+    }
+    return left;
+  }
+}
+
+/** Entries that pay for certificate files: their bytes with the files of which they are the oldest claimant. */
+function sizesOf(entries: readonly IngressEntry[]): Map<IngressEntry, number> {
+  const payers = new Map<string, IngressEntry>();
+  for (const entry of entries) {
+    for (const claim of entry.tls) {
+      const payer = payers.get(claim.certName);
+      if (payer === undefined || compareClaimants(entry.claimant, payer.claimant) < 0) payers.set(claim.certName, entry);
+    }
+  }
+  const sizes = new Map<IngressEntry, number>();
+  for (const [certName, entry] of payers) {
+    const claim = entry.tls.find((c) => c.certName === certName);
+    sizes.set(entry, (sizes.get(entry) ?? entry.outputBytes) + (claim?.pem.length ?? 0));
+  }
+  return sizes;
+}
