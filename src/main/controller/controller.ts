@@ -10,13 +10,14 @@ import { defaultLogger } from '../core/logger.js';
 import { Engine } from '../engine.js';
 import { SingleReplicaElector, type Elector } from '../leadership/elector.js';
 import { join } from 'node:path';
-import { Deployer } from '../deploy/deployer.js';
+import { Deployer, type RetryOptions } from '../deploy/deployer.js';
 import { DriftPreventionMonitor } from '../deploy/drift-monitor.js';
 import { RenderGate } from '../gate/render-gate.js';
 import { HaproxyProcess } from '../haproxy/haproxy-process.js';
 import { LocalHaproxyTarget } from '../haproxy/local-haproxy-target.js';
 import { OutputDirectory, outputPathsIn } from '../output/output-directory.js';
 import { OutputWriter } from '../output/output-writer.js';
+import { fleetTargets, type FleetOptions } from '../fleet/fleet-targets.js';
 import type { ManifestLimits } from '../sources/manifest/manifest-loader.js';
 import { ManifestSource } from '../sources/manifest/manifest-source.js';
 import type { Source } from '../sources/source.js';
@@ -43,6 +44,8 @@ export interface ControllerOptions {
   readonly leaderElection?: LeaderElectionOptions;
   /** Start and supervise a local HAProxy on the output directory, and deploy to it. */
   readonly haproxy?: HaproxyOptions;
+  /** Deploy to a fleet of agents instead (`--agents`); the same deploy settings as `haproxy`. */
+  readonly fleet?: FleetOptions & HaproxyOptions;
   readonly clock?: Clock;
   readonly logger?: Logger;
 }
@@ -67,6 +70,7 @@ export interface HaproxyOptions {
 export interface ControllerHooks {
   onHaproxyRestart?: () => void;
   onEndpointChangeApplied?: (seconds: number) => void;
+  onFleetRequest?: (kind: string, seconds: number, bytesSent: number) => void;
 }
 
 /** Everything `run` assembled, before it starts. */
@@ -78,6 +82,8 @@ export interface AssembledController {
   readonly writer: OutputWriter | undefined;
   /** With `--haproxy`: the deployer (ready once HAProxy serves a render) and its target. */
   readonly haproxy: { readonly deployer: Deployer; readonly target: LocalHaproxyTarget } | undefined;
+  /** With `--agents`: the deployer of the fleet. */
+  readonly fleet: { readonly deployer: Deployer } | undefined;
   /** Set these before the engine starts. */
   readonly hooks: ControllerHooks;
 }
@@ -93,9 +99,16 @@ export async function loadControllerTemplateSet(options: Pick<ControllerOptions,
 export async function assembleController(options: ControllerOptions, choose: { source?: Source; elector?: Elector } = {}): Promise<AssembledController> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? defaultLogger();
+  if (options.haproxy !== undefined && options.leaderElection !== undefined) {
+    throw new TypeError(
+      'run --leader-elect --haproxy is refused: only the leader deploys, so a follower\'s local HAProxy would serve nothing while looking ready. Run HAProxy in a fleet instead: `haptic-reconciler agent` beside each HAProxy and `run --leader-elect --agents HOST:PORT,...`',
+    );
+  }
+  if (options.haproxy !== undefined && options.fleet !== undefined) throw new TypeError('--haproxy and --agents exclude each other: deploy to a local HAProxy or to a fleet of agents');
   const paths = outputPathsIn(options.out);
-  // HAProxy's admin socket is where the deployer's runtime changes go (`run --haproxy`).
-  const runtime = options.haproxy === undefined ? {} : { runtimeSocket: join(options.out, 'run', 'admin.sock') };
+  const deploys = options.haproxy ?? options.fleet;
+  // HAProxy's admin socket is where the deployer's runtime changes go (`run --haproxy`; an agent moves it under its --dir).
+  const runtime = deploys === undefined ? {} : { runtimeSocket: join(options.out, 'run', 'admin.sock') };
   const templateSet = await loadControllerTemplateSet(options, runtime);
   const source = choose.source ?? (await sourceFor(options, clock, logger));
   const elector = choose.elector ?? (await electorFor(options, clock, logger));
@@ -109,29 +122,39 @@ export async function assembleController(options: ControllerOptions, choose: { s
   });
   const output = new OutputDirectory(options.out);
   const hooks: ControllerHooks = {};
-  if (options.haproxy === undefined) {
+  if (deploys === undefined) {
     const writer = new OutputWriter({ bus: engine.bus, directory: output, clock, logger });
     engine.addLeaderComponent(writer);
-    return { engine, templateSet, output, writer, haproxy: undefined, hooks };
+    return { engine, templateSet, output, writer, haproxy: undefined, fleet: undefined, hooks };
   }
-  const process = HaproxyProcess.forOutputDirectory(options.out, { clock, logger, onRestart: () => hooks.onHaproxyRestart?.() });
-  const target = new LocalHaproxyTarget({ output, haproxy: process, logger });
+  let local: LocalHaproxyTarget | undefined;
+  let targets: { target: LocalHaproxyTarget } | { targets: ReturnType<typeof fleetTargets>; retry: RetryOptions };
+  if (options.fleet === undefined) {
+    const process = HaproxyProcess.forOutputDirectory(options.out, { clock, logger, onRestart: () => hooks.onHaproxyRestart?.() });
+    local = new LocalHaproxyTarget({ output, haproxy: process, logger });
+    targets = { target: local };
+  } else {
+    // The epoch of a term: the Lease's transitions; a single replica has one epoch, and its sequences grow with the clock.
+    const epoch = (): number => elector.epoch?.() ?? 0;
+    const fleet = fleetTargets(options.fleet, { out: options.out, epoch, clock, logger, onRequest: (kind, seconds, bytes) => hooks.onFleetRequest?.(kind, seconds, bytes) });
+    targets = { targets: fleet, retry: {} };
+  }
   const deployer = new Deployer({
     bus: engine.bus,
-    target,
+    ...targets,
     clock,
     logger,
     mapsDir: paths.mapsDir,
     storeVersion: () => engine.stores.version,
     onEndpointChangeApplied: (seconds) => hooks.onEndpointChangeApplied?.(seconds),
-    ...(options.haproxy.minDeploymentIntervalMs === undefined ? {} : { minDeploymentIntervalMs: options.haproxy.minDeploymentIntervalMs }),
+    ...(deploys.minDeploymentIntervalMs === undefined ? {} : { minDeploymentIntervalMs: deploys.minDeploymentIntervalMs }),
   });
   engine.addLeaderComponent(new RenderGate({ bus: engine.bus, directories: paths, clock, logger }));
   engine.addLeaderComponent(deployer);
   engine.addLeaderComponent(
-    new DriftPreventionMonitor({ bus: engine.bus, clock, logger, ...(options.haproxy.driftIntervalMs === undefined ? {} : { driftIntervalMs: options.haproxy.driftIntervalMs }) }),
+    new DriftPreventionMonitor({ bus: engine.bus, clock, logger, ...(deploys.driftIntervalMs === undefined ? {} : { driftIntervalMs: deploys.driftIntervalMs }) }),
   );
-  return { engine, templateSet, output, writer: undefined, haproxy: { deployer, target }, hooks };
+  return { engine, templateSet, output, writer: undefined, haproxy: local === undefined ? undefined : { deployer, target: local }, fleet: local === undefined ? { deployer } : undefined, hooks };
 }
 
 async function sourceFor(options: ControllerOptions, clock: Clock, logger: Logger): Promise<Source> {
