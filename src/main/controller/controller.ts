@@ -112,6 +112,13 @@ export async function assembleController(options: ControllerOptions, choose: { s
   const templateSet = await loadControllerTemplateSet(options, runtime);
   const source = choose.source ?? (await sourceFor(options, clock, logger));
   const elector = choose.elector ?? (await electorFor(options, clock, logger));
+  const hooks: ControllerHooks = {};
+  // Built before the engine (and its worker pool) exists, so a refused fleet stops nothing half-started.
+  // The epoch of a term: the Lease's transitions; a single replica has one epoch, and its sequences grow with the clock.
+  const agents =
+    options.fleet === undefined
+      ? undefined
+      : fleetTargets(options.fleet, { out: options.out, epoch: () => elector.epoch?.() ?? 0, clock, logger, onRequest: (kind, seconds, bytes) => hooks.onFleetRequest?.(kind, seconds, bytes) });
   const engine = await Engine.create({
     templateSet,
     sources: [source],
@@ -121,7 +128,6 @@ export async function assembleController(options: ControllerOptions, choose: { s
     ...(options.threads === undefined ? {} : { threads: options.threads }),
   });
   const output = new OutputDirectory(options.out);
-  const hooks: ControllerHooks = {};
   if (deploys === undefined) {
     const writer = new OutputWriter({ bus: engine.bus, directory: output, clock, logger });
     engine.addLeaderComponent(writer);
@@ -129,15 +135,12 @@ export async function assembleController(options: ControllerOptions, choose: { s
   }
   let local: LocalHaproxyTarget | undefined;
   let targets: { target: LocalHaproxyTarget } | { targets: ReturnType<typeof fleetTargets>; retry: RetryOptions };
-  if (options.fleet === undefined) {
+  if (agents === undefined) {
     const process = HaproxyProcess.forOutputDirectory(options.out, { clock, logger, onRestart: () => hooks.onHaproxyRestart?.() });
     local = new LocalHaproxyTarget({ output, haproxy: process, logger });
     targets = { target: local };
   } else {
-    // The epoch of a term: the Lease's transitions; a single replica has one epoch, and its sequences grow with the clock.
-    const epoch = (): number => elector.epoch?.() ?? 0;
-    const fleet = fleetTargets(options.fleet, { out: options.out, epoch, clock, logger, onRequest: (kind, seconds, bytes) => hooks.onFleetRequest?.(kind, seconds, bytes) });
-    targets = { targets: fleet, retry: {} };
+    targets = { targets: agents, retry: {} };
   }
   const deployer = new Deployer({
     bus: engine.bus,
