@@ -3,8 +3,8 @@
 // three. Every route is served by every instance; an EndpointSlice edit reaches all three through
 // the Runtime API with no reload; a new Ingress costs one reload per instance; an apply replayed
 // below an agent's (epoch, sequence) gets 409; a SIGKILLed agent restarted on its --dir serves
-// its render at once and takes the next change; a SIGSTOPped agent delays no one and catches up
-// after SIGCONT.
+// its render at once and takes the next change, one restarted on an empty --dir is given the
+// whole render unasked; a SIGSTOPped agent delays no one and catches up after SIGCONT.
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -145,6 +145,19 @@ describe.skipIf(SKIP_HAPROXY)('a fleet of three agents and one controller', () =
     await eventually(async () => (await served(instance.address, 'shop.test')) === 'web-2', 'the restarted agent serving its kept render', 30_000);
     await write('slices.yaml', slice('web-a', 'web', backends['web-3'] as EchoServer));
     await eventually(async () => (await servedEverywhere('shop.test')).every((name) => name === 'web-3'), 'the next change on every agent', 20_000);
+  }, 60_000);
+
+  it('gives an agent restarted on an empty --dir the whole render, without waiting for a change', async () => {
+    const instance = instances[0] as Instance;
+    const { master: m } = await proc(instance);
+    await instance.process.stop('SIGKILL');
+    process.kill(m.pid, 'SIGKILL');
+    await rm(instance.dir, { recursive: true, force: true });
+    await eventually(async () => (await served(instance.address, 'shop.test')) === undefined, 'the killed instance down', 10_000);
+    instance.process = startAgent(instance);
+    await eventually(async () => (await fetch(`http://${instance.api}/readyz`).catch(() => undefined))?.status === 503, 'the empty agent up and unready', 30_000);
+    await eventually(async () => (await served(instance.address, 'shop.test')) === 'web-3', 'the empty agent given the whole render', 20_000);
+    expect(await served(instance.address, 'blog.test')).toBe('blog-1');
   }, 60_000);
 
   it('applies the next change on the others while one agent is stopped, and the stopped one catches up after SIGCONT', async () => {

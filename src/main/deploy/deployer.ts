@@ -12,7 +12,7 @@
 import type { Logger } from 'pino';
 import type { EventBus } from '../bus/event-bus.js';
 import { deferred } from '../core/async.js';
-import { systemClock, type Clock } from '../core/clock.js';
+import { every, systemClock, type Clock } from '../core/clock.js';
 import { defaultLogger } from '../core/logger.js';
 import { newEvent, type ControllerEvent, type EventFields } from '../events/events.js';
 import type { DiffOptions } from './config-diff.js';
@@ -47,6 +47,11 @@ export interface DeployerOptions {
   readonly awaitGateVerdict?: boolean;
   /** Retry a failed deployment of an instance with capped, jittered backoff (fleet mode). @default none */
   readonly retry?: RetryOptions;
+  /**
+   * How often each instance's own report of what it runs is compared with what the term believes
+   * (`currentChecksum`); a mismatch gets the whole render again. @default 5000 with `targets`, else off
+   */
+  readonly probeIntervalMs?: number;
   /** Receives the endpoint-change-to-applied latency, to the last instance that applied it, in seconds. */
   readonly onEndpointChangeApplied?: (seconds: number) => void;
   /** The store provider's version now (`() => engine.stores.version`); needed for the latency. */
@@ -63,8 +68,11 @@ export class Deployer {
   readonly #latency: EndpointLatency | undefined;
   readonly #instances: readonly InstanceDeployer[];
   readonly #fleet: boolean;
+  readonly #probeIntervalMs: number | undefined;
   /** The newest store version each instance applied (this term). */
   readonly #applied = new Map<InstanceDeployer, number>();
+  /** Instances whose probe is still waiting for an answer: never two at once. */
+  readonly #probing = new Set<InstanceDeployer>();
   #ready = deferred<void>();
 
   constructor(options: DeployerOptions) {
@@ -78,6 +86,7 @@ export class Deployer {
     const targets = options.targets ?? (options.target === undefined ? [] : [options.target]);
     if (targets.length === 0 || (options.target !== undefined && options.targets !== undefined)) throw new TypeError('a Deployer needs either target or a non-empty targets');
     this.#fleet = options.targets !== undefined;
+    this.#probeIntervalMs = options.probeIntervalMs ?? (this.#fleet ? 5000 : undefined);
     const diff: DiffOptions = { ...options.diff, ...(options.mapsDir === undefined ? {} : { mapsDir: options.mapsDir }) };
     this.#instances = targets.map((target, index) => {
       const instance: InstanceDeployer = new InstanceDeployer({
@@ -134,6 +143,13 @@ export class Deployer {
       merge: (last, incoming) => (last.type === 'template.rendered' && incoming.type === 'template.rendered' ? 'replace' : 'append'),
     });
     const watching = this.#latency?.watch(this.#bus, term);
+    const stopProbing = this.#probeIntervalMs === undefined ? undefined : every(this.#clock, this.#probeIntervalMs, () => {
+      for (const instance of this.#instances) {
+        if (this.#probing.has(instance)) continue;
+        this.#probing.add(instance);
+        void instance.probe().finally(() => this.#probing.delete(instance));
+      }
+    }, { unref: true });
     this.#ready.resolve();
     try {
       // Each target bounds its own answer time, so one slow instance costs one timeout here, once.
@@ -145,6 +161,7 @@ export class Deployer {
       }
       await watching;
     } finally {
+      stopProbing?.();
       inbox.close();
       await Promise.all(this.#instances.map((instance) => instance.end()));
       this.#ready = deferred<void>();

@@ -4,9 +4,10 @@
 // of the others, so a slow or failing one delays no one. With `retry`, a failed deployment is
 // tried again after a capped, jittered backoff while no newer render replaces it.
 import type { Logger } from 'pino';
-import type { Clock, TimerHandle } from '../core/clock.js';
+import type { Clock } from '../core/clock.js';
 import type { EventEnvelope, EventFields, EventOf } from '../events/events.js';
 import { diffRenders, type ConfigDiff, type DiffOptions } from './config-diff.js';
+import { DeployRetry, type RetryOptions } from './deploy-retry.js';
 import { DeployScheduler, type DeployStep } from './deploy-scheduler.js';
 import type { DeployableRender, DeployTarget } from './deploy-target.js';
 import { GateLatch } from './gate-latch.js';
@@ -19,13 +20,7 @@ type Cause = Pick<EventEnvelope, 'eventId' | 'correlationId'>;
 /** Where an instance stands, for `haptic_fleet_instances{state}`. */
 export type InstanceState = 'in_sync' | 'behind' | 'unreachable' | 'fenced';
 
-/** The first delay doubles per failure up to `maxMs`, drawn from [delay × (1 − jitter), delay]. */
-export interface RetryOptions {
-  /** @default 500 */ readonly initialMs?: number;
-  /** @default 30_000 */ readonly maxMs?: number;
-  /** @default 0.5 */ readonly jitter?: number;
-  /** @default Math.random */ readonly random?: () => number;
-}
+export type { RetryOptions } from './deploy-retry.js';
 
 export interface InstanceDeployerOptions {
   readonly target: DeployTarget;
@@ -77,12 +72,10 @@ export class InstanceDeployer {
   readonly #awaitGate: boolean;
   readonly #publishFields: InstanceDeployerOptions['publish'];
   readonly #onApplied: (storeVersion: number) => void;
-  readonly #retry: Required<RetryOptions> | undefined;
+  readonly #retry: DeployRetry | undefined;
   #deployed = false;
   #lastReloadEnd: number | undefined;
   #scheduler: DeployScheduler<Job> | undefined;
-  #failures = 0;
-  #retryTimer: TimerHandle | undefined;
   // Per term (reset in begin):
   /** What HAProxy runs, runtime changes included; undefined when unknown (the next change reloads). */
   #live: DeployableRender | undefined;
@@ -106,7 +99,7 @@ export class InstanceDeployer {
     this.#awaitGate = options.awaitGateVerdict;
     this.#publishFields = options.publish;
     this.#onApplied = options.onApplied;
-    this.#retry = options.retry === undefined ? undefined : { initialMs: 500, maxMs: 30_000, jitter: 0.5, random: Math.random, ...options.retry };
+    this.#retry = options.retry === undefined ? undefined : new DeployRetry(options.clock, options.retry);
   }
 
   /** True once a deployment succeeded (in this or an earlier term). */
@@ -138,7 +131,7 @@ export class InstanceDeployer {
     this.#gate.reset();
     this.#driftDeployed = undefined;
     this.#lastDiff = undefined;
-    this.#failures = 0;
+    this.#retry?.succeeded();
     this.#scheduler = new DeployScheduler<Job>({
       clock: this.#clock,
       minIntervalMs: this.#minIntervalMs,
@@ -158,8 +151,7 @@ export class InstanceDeployer {
 
   /** Ends the term: a deployment in flight finishes (stopping HAProxy half-way through is worse). */
   async end(): Promise<void> {
-    this.#clock.clearTimeout(this.#retryTimer);
-    this.#retryTimer = undefined;
+    this.#retry?.cancel();
     const scheduler = this.#scheduler;
     if (scheduler === undefined) return;
     scheduler.stop();
@@ -366,28 +358,36 @@ export class InstanceDeployer {
     const fields: EventFields['deployment.completed'] = { reason: job.reason, kind, outcome, durationMs, runtimeOps, checksum: job.render.checksum, ...(error === undefined ? {} : { error }) };
     if (outcome === 'failure') this.#logger.error({ renderId: job.render.renderId, kind, error }, 'deployment failed');
     else this.#logger.info({ renderId: job.render.renderId, kind, reason: job.reason, runtimeOps, ms: Math.round(durationMs) }, 'deployed');
-    if (outcome === 'failure') this.#scheduleRetry(job);
-    else this.#failures = 0;
+    if (outcome === 'failure') this.#retry?.failed(() => this.#retryNewest(job));
+    else this.#retry?.succeeded();
     this.#publishFields(fields, job.cause);
   }
 
-  /** After a failure: the newest job again, after a capped, jittered backoff, unless a newer one came meanwhile. */
-  #scheduleRetry(job: Job): void {
-    const retry = this.#retry;
-    if (retry === undefined || this.#scheduler === undefined) return;
-    const base = Math.min(retry.maxMs, retry.initialMs * 2 ** Math.min(this.#failures, 30));
-    this.#failures++;
-    const delay = base * (1 - retry.jitter * retry.random());
-    this.#clock.clearTimeout(this.#retryTimer);
-    this.#retryTimer = this.#clock.setTimeout(() => {
-      this.#retryTimer = undefined;
-      const scheduler = this.#scheduler;
-      const latest = this.#latest ?? job;
-      if (scheduler === undefined || scheduler.pending !== undefined) return;
-      if (this.#live?.checksum === latest.render.checksum) return;
-      this.#logger.info({ renderId: latest.render.renderId, failures: this.#failures }, 'retrying the deployment');
-      scheduler.offer(this.#gate.latched && this.#good !== undefined ? { ...this.#jobFor(this.#good, 'retry', latest.cause), trusted: true } : { ...latest, runtimeDone: false });
-    }, delay, { unref: true });
+  /** After a failure: the newest job again, unless a newer one is queued or the instance has caught up meanwhile. */
+  #retryNewest(failed: Job): void {
+    const scheduler = this.#scheduler;
+    const latest = this.#latest ?? failed;
+    if (scheduler === undefined || scheduler.pending !== undefined || this.#live?.checksum === latest.render.checksum) return;
+    this.#logger.info({ renderId: latest.render.renderId, failures: this.#retry?.failures }, 'retrying the deployment');
+    scheduler.offer(this.#gate.latched && this.#good !== undefined ? { ...this.#jobFor(this.#good, 'retry', latest.cause), trusted: true } : { ...latest, runtimeDone: false });
+  }
+
+  /**
+   * Compares what the instance reports with what this term believes it runs; when they differ (it
+   * restarted on an empty directory, or something else changed it), the newest render goes to it
+   * again as a full sync. Skipped while a deployment is in flight or queued.
+   */
+  async probe(): Promise<void> {
+    const scheduler = this.#scheduler;
+    const live = this.#live;
+    if (scheduler === undefined || scheduler.busy || scheduler.pending !== undefined || live === undefined || this.target.currentChecksum === undefined) return;
+    const reported = await this.target.currentChecksum().catch(() => live.checksum);
+    if (reported === live.checksum || this.#live !== live || scheduler !== this.#scheduler || scheduler.busy || scheduler.pending !== undefined) return;
+    this.#logger.warn({ reported: reported ?? null, expected: live.checksum }, 'the instance runs another render; sending it the whole render again');
+    const latest = this.#latest;
+    if (latest === undefined) return;
+    this.#live = undefined;
+    scheduler.offer(this.#gate.latched ? { ...this.#jobFor(this.#good ?? live, 'drift_prevention', latest.cause), trusted: true } : { ...latest, runtimeDone: false });
   }
 }
 

@@ -175,6 +175,21 @@ describe('Deployer with a fleet of instances', () => {
     expect(f.latencies).toEqual([3]);
   });
 
+  it('sends the whole render again to an instance that reports another checksum than it was given (restarted empty)', async () => {
+    const f = await started(2);
+    const reporting = f.targets[0] as FlakyTarget;
+    Object.assign(reporting, { currentChecksum: () => Promise.resolve(reporting.running) });
+    const first = await f.render(config('10.0.0.1:80'));
+    await f.clock.advance(5000);
+    expect(reporting.reloads).toHaveLength(1);
+    // Its agent restarted on an empty directory: it runs nothing.
+    reporting.running = undefined;
+    await f.clock.advance(5000);
+    expect(reporting.reloads).toHaveLength(2);
+    expect(reporting.running).toBe(first.checksum);
+    expect(f.targets[1]?.reloads).toHaveLength(1);
+  });
+
   it('refuses neither a target nor targets, and both at once', () => {
     const bus = new EventBus<ControllerEvent>({ logger: silentLogger() });
     const target = new FakeDeployTarget({ clock: new FakeClock() });
