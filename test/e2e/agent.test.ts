@@ -4,6 +4,7 @@
 // traffic with no reload; a replayed (epoch, sequence) gets 409, a config `haproxy -c` refuses
 // 422, a partial apply on the wrong base 412, bad bodies 400/413, no token 401, each changing
 // nothing; a SIGKILLed agent restarted on its --dir serves the kept render at once.
+import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -118,6 +119,22 @@ describe.skipIf(SKIP_HAPROXY)('haptic-reconciler agent', () => {
     expect(after.master.reloads).toBe(before.master.reloads);
     expect(after.workers.map((w) => w.pid)).toEqual(before.workers.map((w) => w.pid));
     expect(await readFile(join(dir, 'haproxy.cfg'), 'utf8')).toContain(`server s1 127.0.0.1:${two.port}`);
+  });
+
+  it('applies a config patch to the config it holds, and answers 412 to one that does not match it', async () => {
+    const base = config(two.port);
+    const next = config(two.port, '    http-response set-header X-Patched yes');
+    const start = base.indexOf('backend be_shop');
+    const patch = { start: 0, end: base.length, text: next, digest: createHash('sha256').update(next).digest('hex') };
+    const wrong = await apply({ checksum: 'c2p', baseChecksum: 'c2', configPatch: { ...patch, digest: 'f'.repeat(64) }, reload: true });
+    expect(wrong).toMatchObject({ status: 412, body: { error: 'full_sync_required' } });
+    const tail = next.slice(next.indexOf('backend be_shop'));
+    const answer = await apply({ checksum: 'c2p', baseChecksum: 'c2', configPatch: { start: 0, end: start, text: next.slice(0, next.length - tail.length), digest: patch.digest }, reload: true });
+    expect(answer).toMatchObject({ status: 200, body: { ok: true, state: { checksum: 'c2p' } } });
+    expect((await send({ address: ADDRESS, port: httpPort, host: 'shop.test' })).headers['x-patched']).toBe('yes');
+    // Back to the config the later tests expect, as a patch again.
+    const back = await apply({ checksum: 'c2', baseChecksum: 'c2p', configPatch: { start: 0, end: next.length, text: base, digest: createHash('sha256').update(base).digest('hex') }, reload: true });
+    expect(back.status).toBe(200);
   });
 
   it('answers 409 to an apply whose (epoch, sequence) is not above the highest accepted, and changes nothing', async () => {

@@ -33,9 +33,19 @@ export interface ApplyRequest {
   readonly paths: LeaderPaths;
   /** haproxy.cfg, when it changed (always with `full`). */
   readonly config?: string;
+  /** Or, instead of `config`, the change to the base's haproxy.cfg (as the leader sent it). */
+  readonly configPatch?: ConfigPatch;
   readonly files: FileChanges;
   readonly runtimeOps: readonly RuntimeOp[];
   readonly reload: boolean;
+}
+
+/** The base's config text with [start, end) replaced by `text`; `digest` is the sha256 of the result. */
+export interface ConfigPatch {
+  readonly start: number;
+  readonly end: number;
+  readonly text: string;
+  readonly digest: string;
 }
 
 /** `GET /v1/state`, and the `state` of every apply answer. */
@@ -103,6 +113,8 @@ function checkRequest(body: unknown, limits: ApplyLimits): ApplyRequest {
   if (full && config === undefined) throw new BadRequest('full: a full sync needs config');
   const baseChecksum = o.baseChecksum === null || o.baseChecksum === undefined ? null : text(o.baseChecksum, 'baseChecksum', MAX_CHECKSUM);
   const paths = record(o.paths, 'paths');
+  const configPatch = o.configPatch === undefined ? undefined : patch(o.configPatch, limits.maxConfigBytes ?? 64 * 1024 * 1024);
+  if (configPatch !== undefined && (full || config !== undefined)) throw new BadRequest('configPatch: goes without config and without full');
   return {
     epoch: counter(o.epoch, 'epoch'),
     sequence: counter(o.sequence, 'sequence'),
@@ -116,10 +128,18 @@ function checkRequest(body: unknown, limits: ApplyLimits): ApplyRequest {
       runDir: absolutePath(paths.runDir, 'paths.runDir'),
     },
     ...(config === undefined ? {} : { config }),
+    ...(configPatch === undefined ? {} : { configPatch }),
     files: fileChanges(o.files, limits.maxFiles ?? 100_000, full),
     runtimeOps: runtimeOps(o.runtimeOps, limits.maxOps ?? 1_000_000),
     reload: optionalBoolean(o.reload, 'reload') ?? false,
   };
+}
+
+function patch(value: unknown, maxBytes: number): ConfigPatch {
+  const o = record(value, 'configPatch');
+  const start = integer(o.start, 'configPatch.start', 0, maxBytes);
+  const end = integer(o.end, 'configPatch.end', start, maxBytes);
+  return { start, end, text: text(o.text, 'configPatch.text', maxBytes), digest: text(o.digest, 'configPatch.digest', MAX_CHECKSUM) };
 }
 
 function fileChanges(value: unknown, maxFiles: number, full: boolean): FileChanges {

@@ -11,6 +11,8 @@ import { FILE_KINDS, recordPath, type FileKind } from './agent-protocol.js';
 /** A render as the agent holds it: texts as written under its `--dir`, digests of the leader's texts. */
 export interface HeldRender {
   readonly checksum: string;
+  /** haproxy.cfg as the leader sent it: the base a config patch applies to. */
+  readonly source: string;
   readonly config: string;
   readonly files: Readonly<Record<FileKind, Readonly<Record<string, string>>>>;
   /** `recordPath` → sha256 of the leader's text. */
@@ -28,6 +30,7 @@ export interface StoredAgent {
 }
 
 const STATE_FILE = '.haptic-agent.json';
+const SOURCE_FILE = '.haptic-leader.cfg';
 const DIRS: Record<FileKind, string> = { maps: 'maps', files: 'files', certificates: 'certs' };
 
 export function sha256(text: string): string {
@@ -41,6 +44,8 @@ export function above(next: Fence, fence: Fence): boolean {
 
 export class AgentStore {
   readonly #dir: string;
+  /** Digest of the source config on disk: it is rewritten only when it changed. */
+  #sourceDigest: string | undefined;
 
   constructor(dir: string) {
     this.#dir = dir;
@@ -61,10 +66,19 @@ export class AgentStore {
 
   /** Records the fence and the served render (after its files are in place). */
   async save(fence: Fence, render: HeldRender | undefined): Promise<void> {
+    const sourceDigest = render?.digests['haproxy.cfg'];
+    if (render !== undefined && sourceDigest !== this.#sourceDigest) {
+      await this.#replace(SOURCE_FILE, render.source);
+      this.#sourceDigest = sourceDigest;
+    }
     const state = { epoch: fence.epoch, sequence: fence.sequence, checksum: render?.checksum ?? null, digests: render?.digests ?? {} };
-    const file = join(this.#dir, STATE_FILE);
+    await this.#replace(STATE_FILE, `${JSON.stringify(state)}\n`);
+  }
+
+  async #replace(name: string, text: string): Promise<void> {
+    const file = join(this.#dir, name);
     const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-    await writeFile(temp, `${JSON.stringify(state)}\n`, { mode: 0o600, flag: 'wx' });
+    await writeFile(temp, text, { mode: 0o600, flag: 'wx' });
     await rename(temp, file);
   }
 
@@ -81,9 +95,11 @@ export class AgentStore {
         if (kind === undefined || name === undefined || extra !== undefined || recordPath(kind, name) !== path) return undefined;
         files[kind][name] = await readFile(join(this.#dir, DIRS[kind], name), 'utf8');
       }
-      if (kept['haproxy.cfg'] === undefined) return undefined;
+      const source = await readFile(join(this.#dir, SOURCE_FILE), 'utf8');
+      if (kept['haproxy.cfg'] === undefined || sha256(source) !== kept['haproxy.cfg']) return undefined;
+      this.#sourceDigest = kept['haproxy.cfg'];
       const config = await readFile(join(this.#dir, 'haproxy.cfg'), 'utf8');
-      return { checksum, config, files, digests: kept };
+      return { checksum, source, config, files, digests: kept };
     } catch {
       return undefined;
     }

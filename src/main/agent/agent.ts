@@ -130,9 +130,10 @@ export class Agent {
     }
     const previous = this.#served;
     const candidate = this.#merge(request);
+    if (candidate === undefined) return this.#fail(412, 'full_sync_required', 'the config patch does not apply to the config this agent holds; send the whole render');
     // A stopped HAProxy (its first config, or a start that failed) is started on the files: a reload.
     const reload = request.reload || this.haproxy.state === 'stopped';
-    const filesChanged = previous === undefined || request.full || request.config !== undefined || FILE_KINDS.some((k) => Object.keys(request.files[k]).length > 0);
+    const filesChanged = previous === undefined || request.full || request.config !== undefined || request.configPatch !== undefined || FILE_KINDS.some((k) => Object.keys(request.files[k]).length > 0);
     if (reload) {
       const verdict = await this.#checker({ renderId: request.checksum, haproxyConfig: candidate.config, auxiliaryFiles: auxiliary(candidate) }, AbortSignal.timeout(60_000));
       if (!verdict.ok) {
@@ -172,8 +173,8 @@ export class Agent {
     return renderRewrite(request.paths, this.dir, this.#bindAddress);
   }
 
-  /** The render after `request`: its changes on top of the served one (or alone, for a full sync). */
-  #merge(request: ApplyRequest): HeldRender {
+  /** The render after `request`: its changes on top of the served one (or alone, for a full sync); undefined when a config patch does not apply. */
+  #merge(request: ApplyRequest): HeldRender | undefined {
     const rewrite = this.#rewriteFor(request);
     const start = request.full ? undefined : this.#served;
     const digests: Record<string, string> = { ...start?.digests };
@@ -190,12 +191,19 @@ export class Agent {
         }
       }
     }
+    let source = start?.source ?? '';
     let config = start?.config ?? '';
-    if (request.config !== undefined) {
-      config = rewrite.config(request.config);
-      digests['haproxy.cfg'] = sha256(request.config);
+    const patch = request.configPatch;
+    if (patch !== undefined) {
+      if (start === undefined || patch.end > source.length) return undefined;
+      source = source.slice(0, patch.start) + patch.text + source.slice(patch.end);
+      if (sha256(source) !== patch.digest) return undefined;
+    } else if (request.config !== undefined) source = request.config;
+    if (patch !== undefined || request.config !== undefined) {
+      config = rewrite.config(source);
+      digests['haproxy.cfg'] = sha256(source);
     }
-    return { checksum: request.checksum, config, files, digests };
+    return { checksum: request.checksum, source, config, files, digests };
   }
 
   #fail(status: number, error: ApplyErrorCode, message: string): ApplyOutcome {

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { FILE_KINDS, recordPath, type AgentState, type FileKind, type LeaderPaths } from '../agent/agent-protocol.js';
 import type { DeployableRender, DeployTarget, ReloadResult, RuntimeOp, TargetHealth } from '../deploy/deploy-target.js';
+import { changedWindow } from '../deploy/config-index.js';
 import { commandCount } from '../deploy/runtime-ops.js';
 import { AgentUnreachableError, type AgentAnswer, type AgentClient } from './agent-client.js';
 import type { FencingToken } from './fencing-token.js';
@@ -38,6 +39,8 @@ export class AgentTarget implements DeployTarget {
   readonly #logger: Logger;
   /** What the agent last said it serves; undefined when unknown (read again before the next apply). */
   #known: AgentState | undefined;
+  /** The config text of the render the agent last took from this target: the base of a config patch. */
+  #sent: { readonly checksum: string; readonly config: string } | undefined;
   /** Files written for the next reload. */
   #staged: DeployableRender | undefined;
   #health: TargetHealth = 'ok';
@@ -112,14 +115,19 @@ export class AgentTarget implements DeployTarget {
       runtimeOps: change.ops ?? [],
       reload: change.reload,
     };
-    if (render !== undefined) Object.assign(body, this.#files(render, full || known.checksum === null ? undefined : known.files));
+    if (render !== undefined) Object.assign(body, this.#files(render, full || known.checksum === null ? undefined : known.files, this.#sent?.checksum === known.checksum ? this.#sent.config : undefined));
     const answer = await this.#send('POST', '/v1/apply', change.kind, body);
     this.#known = stateOf(answer) ?? this.#known;
+    if (answer.status === 200 && render !== undefined) this.#sent = { checksum: render.checksum, config: render.haproxyConfig };
     return answer;
   }
 
-  /** The files of `render` that differ from `digests` (all of them, a full sync, without). */
-  #files(render: DeployableRender, digests: Readonly<Record<string, string>> | undefined): Record<string, unknown> {
+  /**
+   * The files of `render` that differ from `digests` (all of them, a full sync, without); the
+   * config as a patch of `baseConfig` when the agent holds it: an endpoint change then costs the
+   * sections around it, not the whole config.
+   */
+  #files(render: DeployableRender, digests: Readonly<Record<string, string>> | undefined, baseConfig: string | undefined): Record<string, unknown> {
     const files: Record<FileKind, Record<string, string | null>> = { maps: {}, files: {}, certificates: {} };
     const present = new Set<string>(['haproxy.cfg']);
     for (const kind of FILE_KINDS) {
@@ -140,8 +148,13 @@ export class AgentTarget implements DeployTarget {
         if ((FILE_KINDS as readonly string[]).includes(kind)) files[kind][name] = null;
       }
     }
-    const config = digests?.['haproxy.cfg'] === sha256(render.haproxyConfig) ? {} : { config: render.haproxyConfig };
-    return { full: digests === undefined, files, ...(digests === undefined ? { config: render.haproxyConfig } : config) };
+    if (digests === undefined) return { full: true, files, config: render.haproxyConfig };
+    const digest = sha256(render.haproxyConfig);
+    if (digests['haproxy.cfg'] === digest) return { full: false, files };
+    // The agent checks the patched text against `digest`, and answers 412 when it does not match.
+    if (baseConfig === undefined) return { full: false, files, config: render.haproxyConfig };
+    const window = changedWindow(baseConfig, render.haproxyConfig);
+    return { full: false, files, configPatch: { start: window.start, end: window.endA, text: render.haproxyConfig.slice(window.start, window.endB), digest } };
   }
 
   async #state(): Promise<AgentState> {

@@ -40,6 +40,7 @@ class RecordingAgent {
       }
     }
     if (request.config !== undefined) files['haproxy.cfg'] = sha256(request.config);
+    if (request.configPatch !== undefined) files['haproxy.cfg'] = request.configPatch.digest;
     this.current = { ...this.current, epoch: request.epoch, sequence: request.sequence, checksum: request.checksum, files };
     return { status: 200, answer: { ok: true, applied: request.runtimeOps.length, reloaded: request.reload, state: this.current } };
   }
@@ -74,7 +75,10 @@ describe('AgentTarget', () => {
     const [first, second] = agent.requests as [ApplyRequest, ApplyRequest];
     expect(first).toMatchObject({ full: true, reload: true, checksum: 'c1', baseChecksum: null, config: 'global # v1\n', paths: PATHS });
     expect(first.files.maps).toEqual({ 'a.map': 'a\n', 'b.map': 'b\n' });
-    expect(second).toMatchObject({ full: false, reload: true, checksum: 'c2x', baseChecksum: 'c1', config: 'global # v2\n' });
+    expect(second).toMatchObject({ full: false, reload: true, checksum: 'c2x', baseChecksum: 'c1' });
+    // The config goes as the change to the one the agent holds.
+    expect(second.config).toBeUndefined();
+    expect(second.configPatch).toEqual({ start: 0, end: 'global # v1\n'.length, text: 'global # v2\n', digest: sha256('global # v2\n') });
     expect(second.files.maps).toEqual({ 'c.map': 'c\n', 'b.map': null });
     expect(second.epoch).toBe(4);
     expect(second.sequence).toBeGreaterThan(first.sequence);
