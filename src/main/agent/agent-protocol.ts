@@ -36,6 +36,8 @@ export interface ApplyRequest {
   /** Or, instead of `config`, the change to the base's haproxy.cfg (as the leader sent it). */
   readonly configPatch?: ConfigPatch;
   readonly files: FileChanges;
+  /** Changes to maps and files the agent holds, each relative to the base's text (as the leader sent it). */
+  readonly filePatches: Readonly<Record<'maps' | 'files', Readonly<Record<string, ConfigPatch>>>>;
   readonly runtimeOps: readonly RuntimeOp[];
   readonly reload: boolean;
 }
@@ -130,16 +132,31 @@ function checkRequest(body: unknown, limits: ApplyLimits): ApplyRequest {
     ...(config === undefined ? {} : { config }),
     ...(configPatch === undefined ? {} : { configPatch }),
     files: fileChanges(o.files, limits.maxFiles ?? 100_000, full),
+    filePatches: filePatches(o.filePatches, limits.maxConfigBytes ?? 64 * 1024 * 1024, full),
     runtimeOps: runtimeOps(o.runtimeOps, limits.maxOps ?? 1_000_000),
     reload: optionalBoolean(o.reload, 'reload') ?? false,
   };
 }
 
-function patch(value: unknown, maxBytes: number): ConfigPatch {
-  const o = record(value, 'configPatch');
-  const start = integer(o.start, 'configPatch.start', 0, maxBytes);
-  const end = integer(o.end, 'configPatch.end', start, maxBytes);
-  return { start, end, text: text(o.text, 'configPatch.text', maxBytes), digest: text(o.digest, 'configPatch.digest', MAX_CHECKSUM) };
+function patch(value: unknown, maxBytes: number, where = 'configPatch'): ConfigPatch {
+  const o = record(value, where);
+  const start = integer(o.start, `${where}.start`, 0, maxBytes);
+  const end = integer(o.end, `${where}.end`, start, maxBytes);
+  return { start, end, text: text(o.text, `${where}.text`, maxBytes), digest: text(o.digest, `${where}.digest`, MAX_CHECKSUM) };
+}
+
+function filePatches(value: unknown, maxBytes: number, full: boolean): ApplyRequest['filePatches'] {
+  const o = value === undefined ? {} : record(value, 'filePatches');
+  if (full && Object.keys(o).length > 0) throw new BadRequest('filePatches: a full sync sends whole files');
+  const result: Record<'maps' | 'files', Record<string, ConfigPatch>> = { maps: {}, files: {} };
+  for (const [kind, entries] of Object.entries(o)) {
+    if (kind !== 'maps' && kind !== 'files') throw new BadRequest(`filePatches.${kind}: only maps and files are patched`);
+    for (const [name, entry] of Object.entries(record(entries, `filePatches.${kind}`))) {
+      if (!SAFE_NAME.test(name)) throw new BadRequest(`filePatches.${kind}: ${JSON.stringify(name.slice(0, 80))} is not a plain file name`);
+      result[kind][name] = patch(entry, maxBytes, `filePatches.${kind}.${name}`);
+    }
+  }
+  return result;
 }
 
 function fileChanges(value: unknown, maxFiles: number, full: boolean): FileChanges {

@@ -133,7 +133,7 @@ export class Agent {
     if (candidate === undefined) return this.#fail(412, 'full_sync_required', 'the config patch does not apply to the config this agent holds; send the whole render');
     // A stopped HAProxy (its first config, or a start that failed) is started on the files: a reload.
     const reload = request.reload || this.haproxy.state === 'stopped';
-    const filesChanged = previous === undefined || request.full || request.config !== undefined || request.configPatch !== undefined || FILE_KINDS.some((k) => Object.keys(request.files[k]).length > 0);
+    const filesChanged = previous === undefined || request.full || request.config !== undefined || request.configPatch !== undefined || Object.keys(request.filePatches.maps).length + Object.keys(request.filePatches.files).length > 0 || FILE_KINDS.some((k) => Object.keys(request.files[k]).length > 0);
     if (reload) {
       const verdict = await this.#checker({ renderId: request.checksum, haproxyConfig: candidate.config, auxiliaryFiles: auxiliary(candidate) }, AbortSignal.timeout(60_000));
       if (!verdict.ok) {
@@ -189,6 +189,17 @@ export class Agent {
           files[kind][name] = rewrite.file(kind, text);
           digests[path] = sha256(text);
         }
+      }
+    }
+    for (const kind of ['maps', 'files'] as const) {
+      for (const [name, filePatch] of Object.entries(request.filePatches[kind])) {
+        // Only a file held as it was sent can be patched (files/ naming the leader's paths are rewritten): else a full sync.
+        const held = start?.files[kind][name];
+        if (held === undefined || filePatch.end > held.length) return undefined;
+        const patched = held.slice(0, filePatch.start) + filePatch.text + held.slice(filePatch.end);
+        if (sha256(patched) !== filePatch.digest) return undefined;
+        files[kind][name] = rewrite.file(kind, patched);
+        digests[recordPath(kind, name)] = filePatch.digest;
       }
     }
     let source = start?.source ?? '';

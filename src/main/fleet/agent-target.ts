@@ -7,9 +7,9 @@
 // only the agent's answers: the state in each answer replaces what it knew.
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { FILE_KINDS, recordPath, type AgentState, type FileKind, type LeaderPaths } from '../agent/agent-protocol.js';
+import { FILE_KINDS, recordPath, type AgentState, type ConfigPatch, type FileKind, type LeaderPaths } from '../agent/agent-protocol.js';
 import type { DeployableRender, DeployTarget, ReloadResult, RuntimeOp, TargetHealth } from '../deploy/deploy-target.js';
-import { changedWindow } from '../deploy/config-index.js';
+import { changedWindow, commonPrefix, commonSuffix } from '../deploy/config-index.js';
 import { commandCount } from '../deploy/runtime-ops.js';
 import { AgentUnreachableError, type AgentAnswer, type AgentClient } from './agent-client.js';
 import type { FencingToken } from './fencing-token.js';
@@ -40,7 +40,7 @@ export class AgentTarget implements DeployTarget {
   /** What the agent last said it serves; undefined when unknown (read again before the next apply). */
   #known: AgentState | undefined;
   /** The config text of the render the agent last took from this target: the base of a config patch. */
-  #sent: { readonly checksum: string; readonly config: string } | undefined;
+  #sent: DeployableRender | undefined;
   /** Files written for the next reload. */
   #staged: DeployableRender | undefined;
   #health: TargetHealth = 'ok';
@@ -115,10 +115,10 @@ export class AgentTarget implements DeployTarget {
       runtimeOps: change.ops ?? [],
       reload: change.reload,
     };
-    if (render !== undefined) Object.assign(body, this.#files(render, full || known.checksum === null ? undefined : known.files, this.#sent?.checksum === known.checksum ? this.#sent.config : undefined));
+    if (render !== undefined) Object.assign(body, this.#files(render, full || known.checksum === null ? undefined : known.files, this.#sent?.checksum === known.checksum ? this.#sent : undefined));
     const answer = await this.#send('POST', '/v1/apply', change.kind, body);
     this.#known = stateOf(answer) ?? this.#known;
-    if (answer.status === 200 && render !== undefined) this.#sent = { checksum: render.checksum, config: render.haproxyConfig };
+    if (answer.status === 200 && render !== undefined) this.#sent = render;
     return answer;
   }
 
@@ -127,14 +127,21 @@ export class AgentTarget implements DeployTarget {
    * config as a patch of `baseConfig` when the agent holds it: an endpoint change then costs the
    * sections around it, not the whole config.
    */
-  #files(render: DeployableRender, digests: Readonly<Record<string, string>> | undefined, baseConfig: string | undefined): Record<string, unknown> {
+  #files(render: DeployableRender, digests: Readonly<Record<string, string>> | undefined, base: DeployableRender | undefined): Record<string, unknown> {
     const files: Record<FileKind, Record<string, string | null>> = { maps: {}, files: {}, certificates: {} };
+    const filePatches: Record<'maps' | 'files', Record<string, ConfigPatch>> = { maps: {}, files: {} };
     const present = new Set<string>(['haproxy.cfg']);
     for (const kind of FILE_KINDS) {
       for (const [name, text] of Object.entries(render.auxiliaryFiles[kind])) {
         const path = recordPath(kind, name);
         present.add(path);
-        if (digests?.[path] !== sha256(text)) files[kind][name] = text;
+        const digest = sha256(text);
+        if (digests?.[path] === digest) continue;
+        const before = kind === 'certificates' ? undefined : base?.auxiliaryFiles[kind][name];
+        // A large map or file the agent holds as sent goes as the change to it (a file naming the leader's paths is rewritten there).
+        if (kind !== 'certificates' && before !== undefined && text.length > PATCH_ABOVE && !text.includes(this.#paths.certsDir) && !text.includes(this.#paths.mapsDir) && !text.includes(this.#paths.filesDir)) {
+          filePatches[kind][name] = textPatch(before, text, digest);
+        } else files[kind][name] = text;
       }
     }
     if (Object.keys(files.certificates).length > 0 && !this.#keysAllowed) {
@@ -150,11 +157,11 @@ export class AgentTarget implements DeployTarget {
     }
     if (digests === undefined) return { full: true, files, config: render.haproxyConfig };
     const digest = sha256(render.haproxyConfig);
-    if (digests['haproxy.cfg'] === digest) return { full: false, files };
+    if (digests['haproxy.cfg'] === digest) return { full: false, files, filePatches };
     // The agent checks the patched text against `digest`, and answers 412 when it does not match.
-    if (baseConfig === undefined) return { full: false, files, config: render.haproxyConfig };
-    const window = changedWindow(baseConfig, render.haproxyConfig);
-    return { full: false, files, configPatch: { start: window.start, end: window.endA, text: render.haproxyConfig.slice(window.start, window.endB), digest } };
+    if (base === undefined) return { full: false, files, filePatches, config: render.haproxyConfig };
+    const window = changedWindow(base.haproxyConfig, render.haproxyConfig);
+    return { full: false, files, filePatches, configPatch: { start: window.start, end: window.endA, text: render.haproxyConfig.slice(window.start, window.endB), digest } };
   }
 
   async #state(): Promise<AgentState> {
@@ -184,6 +191,16 @@ export class AgentTarget implements DeployTarget {
 function stateOf(answer: AgentAnswer): AgentState | undefined {
   const state = answer.body.state;
   return typeof state === 'object' && state !== null && 'checksum' in state ? (state as AgentState) : undefined;
+}
+
+/** Files up to this size go whole: a patch would save little. */
+const PATCH_ABOVE = 4096;
+
+/** `before` with [start, end) replaced by `text` is `after`: the common prefix and suffix left out. */
+function textPatch(before: string, after: string, digest: string): ConfigPatch {
+  const prefix = commonPrefix(before, after);
+  const suffix = commonSuffix(before, after, Math.min(before.length, after.length) - prefix);
+  return { start: prefix, end: before.length - suffix, text: after.slice(prefix, after.length - suffix), digest };
 }
 
 function sha256(text: string): string {

@@ -41,6 +41,7 @@ class RecordingAgent {
     }
     if (request.config !== undefined) files['haproxy.cfg'] = sha256(request.config);
     if (request.configPatch !== undefined) files['haproxy.cfg'] = request.configPatch.digest;
+    for (const kind of ['maps', 'files'] as const) for (const [name, patch] of Object.entries(request.filePatches[kind])) files[recordPath(kind, name)] = patch.digest;
     this.current = { ...this.current, epoch: request.epoch, sequence: request.sequence, checksum: request.checksum, files };
     return { status: 200, answer: { ok: true, applied: request.runtimeOps.length, reloaded: request.reload, state: this.current } };
   }
@@ -96,6 +97,21 @@ describe('AgentTarget', () => {
     await target.writeFiles(render('c1b', { 'a.map': '' }), 'serving');
     expect(agent.requests.slice(2).map((r) => r.full)).toEqual([false, true]);
     expect(agent.requests[3]?.files.maps).toEqual({ 'a.map': '' });
+  });
+
+  it('sends a change to a large map as a patch of the text the agent holds', async () => {
+    const { agent, target } = await setUp();
+    const lines = Array.from({ length: 500 }, (_, i) => `host-${i}.test be_${i}\n`);
+    await target.writeFiles(render('c1', { 'hosts.map': lines.join('') }), 'reload');
+    await target.reload();
+    lines[250] = 'host-250.test be_moved\n';
+    await target.writeFiles(render('c1b', { 'hosts.map': lines.join('') }), 'serving');
+    const sent = agent.requests[1] as ApplyRequest;
+    expect(sent.files.maps).toEqual({});
+    const patch = sent.filePatches.maps['hosts.map'];
+    expect(patch?.text.length).toBeLessThan(20);
+    const before = (agent.requests[0] as ApplyRequest).files.maps['hosts.map'] as string;
+    expect(before.slice(0, patch?.start) + patch?.text + before.slice(patch?.end)).toBe(lines.join(''));
   });
 
   it('reports a refused reload as failed, a fenced one as fenced, and an agent that does not answer as unreachable', async () => {
