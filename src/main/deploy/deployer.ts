@@ -18,7 +18,7 @@ import { newEvent, type ControllerEvent, type EventFields } from '../events/even
 import type { DiffOptions } from './config-diff.js';
 import type { DeployTarget } from './deploy-target.js';
 import { endpointLatencyFor, type EndpointLatency } from './endpoint-latency.js';
-import { InstanceDeployer, type InstanceState, type RetryOptions } from './instance-deployer.js';
+import { InstanceDeployer, type DeployerInput, type InstanceState, type RetryOptions } from './instance-deployer.js';
 
 export type { InstanceState, RetryOptions } from './instance-deployer.js';
 
@@ -59,6 +59,9 @@ export interface DeployerOptions {
   /** The store whose updates are endpoint changes. @default 'endpointslices' */
   readonly endpointStore?: string;
 }
+
+/** Events kept for an instance still reading its target's checksum; beyond it the oldest render goes. */
+const MAX_WAITING = 256;
 
 export type FleetCounts = Readonly<Record<InstanceState, number>>;
 
@@ -151,14 +154,30 @@ export class Deployer {
       }
     }, { unref: true });
     this.#ready.resolve();
+    // Until an instance knows what its target runs, its events wait for it alone: one slow or
+    // unreachable instance costs its own timeout, never the others' deployments.
+    const waiting = new Map<InstanceDeployer, DeployerInput[]>(this.#instances.map((instance) => [instance, []]));
+    const reads = this.#instances.map((instance) =>
+      instance.readTargetChecksum().then(() => {
+        const queued = waiting.get(instance) ?? [];
+        waiting.delete(instance);
+        if (!term.aborted) for (const event of queued) instance.handle(event);
+      }),
+    );
     try {
-      // Each target bounds its own answer time, so one slow instance costs one timeout here, once.
-      await Promise.all(this.#instances.map((instance) => instance.readTargetChecksum()));
       for (;;) {
         const event = await inbox.next(term);
         if (event === undefined) break;
-        for (const instance of this.#instances) instance.handle(event);
+        for (const instance of this.#instances) {
+          const queued = waiting.get(instance);
+          if (queued === undefined) instance.handle(event);
+          else if (queued.push(event) > MAX_WAITING) {
+            const oldest = queued.findIndex((e) => e.type === 'template.rendered');
+            queued.splice(Math.max(0, oldest), 1);
+          }
+        }
       }
+      await Promise.all(reads);
       await watching;
     } finally {
       stopProbing?.();

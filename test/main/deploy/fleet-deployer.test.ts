@@ -190,6 +190,19 @@ describe('Deployer with a fleet of instances', () => {
     expect(f.targets[1]?.reloads).toHaveLength(1);
   });
 
+  it('deploys to the others while one instance has not yet said what it runs, and to that one once it has', async () => {
+    const f = new Fleet(2);
+    let answer: ((checksum: string | undefined) => void) | undefined;
+    Object.assign(f.targets[1] as FlakyTarget, { currentChecksum: () => new Promise<string | undefined>((resolve) => (answer = resolve)) });
+    fleet = await f.start();
+    const first = await f.render(config('10.0.0.1:80'));
+    expect(f.targets[0]?.running).toBe(first.checksum);
+    expect(f.targets[1]?.calls).toEqual([]);
+    answer?.(undefined);
+    await flushMicrotasks();
+    expect(f.targets[1]?.running).toBe(first.checksum);
+  });
+
   it('refuses neither a target nor targets, and both at once', () => {
     const bus = new EventBus<ControllerEvent>({ logger: silentLogger() });
     const target = new FakeDeployTarget({ clock: new FakeClock() });
