@@ -123,6 +123,7 @@ describe.skipIf(SKIP_HAPROXY)('a fleet of three agents and one controller', () =
 
   it('answers 409 to an apply replayed at the (epoch, sequence) an agent already took, and changes nothing', async () => {
     const instance = instances[0] as Instance;
+    await eventually(async () => /^haptic_fleet_instances\{state="in_sync"\} 3$/m.test(await (await fetch(`http://${metrics}/metrics`)).text()), 'every instance in sync');
     const taken = await state(instance);
     const response = await fetch(`http://${instance.api}/v1/apply`, {
       method: 'POST',

@@ -141,7 +141,8 @@ export class Agent {
         return this.#fail(verdict.refused ? 422 : 503, 'refused', verdict.message);
       }
     }
-    this.#fence = { epoch: request.epoch, sequence: request.sequence };
+    // Accepted: the fence moves with the outcome below, so a state read never pairs the new fence with the old render.
+    const fence = { epoch: request.epoch, sequence: request.sequence };
     let applied = 0;
     if (!reload && request.runtimeOps.length > 0) {
       try {
@@ -150,7 +151,8 @@ export class Agent {
       } catch (error) {
         // Some operations may have gone through: what HAProxy runs is unknown until a reload.
         this.#served = undefined;
-        await this.#store.save(this.#fence, undefined);
+        this.#fence = fence;
+        await this.#store.save(fence, undefined);
         return this.#fail(502, 'runtime_failed', messageOf(error));
       }
     }
@@ -159,12 +161,14 @@ export class Agent {
       const result = await this.#target.reload();
       if (!result.ok) {
         if (previous !== undefined) await this.#target.writeFiles(deployable(previous)).catch((error: unknown) => this.#logger.error({ err: error }, 'restoring the files of the running config failed'));
-        await this.#store.save(this.#fence, previous);
+        this.#fence = fence;
+        await this.#store.save(fence, previous);
         return this.#fail(502, 'reload_failed', result.detail);
       }
     }
     this.#served = candidate;
-    await this.#store.save(this.#fence, candidate);
+    this.#fence = fence;
+    await this.#store.save(fence, candidate);
     this.#logger.info({ epoch: request.epoch, sequence: request.sequence, checksum: candidate.checksum, reload, applied }, 'applied');
     return { status: 200, answer: { ok: true, applied, reloaded: reload, state: this.state() } };
   }
