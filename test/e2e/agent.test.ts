@@ -26,6 +26,7 @@ let agent: CliProcess;
 let api: string;
 let httpPort: number;
 let master: MasterCli;
+let metricsPort: number;
 const echoes = new EchoFleet();
 let one: EchoServer;
 let two: EchoServer;
@@ -66,7 +67,7 @@ const served = async (): Promise<string | undefined> => (await send({ address: A
 const proc = () => eventually(() => master.showProc(), 'show proc on the agent master socket', 10_000);
 
 function startAgent(listen: string): CliProcess {
-  return startCli(['agent', '--dir', dir, '--listen', listen, '--token-file', join(dir, '..', 'token'), '--bind-address', ADDRESS, '--max-body-bytes', '100000']);
+  return startCli(['agent', '--dir', dir, '--listen', listen, '--token-file', join(dir, '..', 'token'), '--bind-address', ADDRESS, '--max-body-bytes', '100000', '--metrics-addr', `${ADDRESS}:${metricsPort}`]);
 }
 
 describe.skipIf(SKIP_HAPROXY)('haptic-reconciler agent', () => {
@@ -76,8 +77,9 @@ describe.skipIf(SKIP_HAPROXY)('haptic-reconciler agent', () => {
     await writeFile(join(root, 'token'), `${TOKEN}\n`);
     one = await echoes.start('one');
     two = await echoes.start('two');
-    const [apiPort, port] = (await freePorts(2)) as [number, number];
+    const [apiPort, port, metrics] = (await freePorts(3)) as [number, number, number];
     httpPort = port;
+    metricsPort = metrics;
     agent = startAgent(`${ADDRESS}:${apiPort}`);
     api = `${ADDRESS}:${apiPort}`;
     await eventually(async () => (await fetch(`http://${api}/healthz`)).status === 200, 'the agent listening', 30_000);
@@ -170,6 +172,13 @@ describe.skipIf(SKIP_HAPROXY)('haptic-reconciler agent', () => {
     expect(big.status).toBe(413);
     expect(await state()).toMatchObject({ checksum: 'c2' });
     expect(await served()).toBe('two');
+  });
+
+  it('counts its applies by answer on --metrics-addr', async () => {
+    const text = await (await fetch(`http://${ADDRESS}:${metricsPort}/metrics`)).text();
+    expect(Number(/^haptic_agent_applies_total\{status="409"\} (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(2);
+    expect(text).toMatch(/^haptic_agent_applies_total\{status="422"\} 1$/m);
+    expect(text).toMatch(/^haptic_agent_ready 1$/m);
   });
 
   it('serves its kept render at once after a SIGKILL and a restart on the same --dir', async () => {
