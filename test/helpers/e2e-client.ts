@@ -28,6 +28,8 @@ export interface RequestOptions {
   readonly localAddress?: string;
   /** @default 5000 */
   readonly timeoutMs?: number;
+  /** The address to connect to (another loopback address, e.g. one agent of a fleet). @default 127.0.0.1 */
+  readonly address?: string;
 }
 
 /** One request on a fresh connection to 127.0.0.1:<port>. */
@@ -36,7 +38,7 @@ export function send(options: RequestOptions): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request(
       {
-        host: '127.0.0.1',
+        host: options.address ?? '127.0.0.1',
         port: options.port,
         path: options.path ?? '/',
         method: options.method ?? 'GET',

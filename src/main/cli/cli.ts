@@ -2,6 +2,7 @@
 // Command line entry: `haptic-reconciler <command>`. Each command lives in its own file and is
 // thin: it wires the engine's components together and prints; all logic lives in the components.
 import { Command } from 'commander';
+import { registerAgent } from './agent.js';
 import { registerBackends } from './backends.js';
 import { registerDemo } from './demo.js';
 import { registerLoadtest } from './loadtest.js';
@@ -16,6 +17,7 @@ program
   .version('0.1.0');
 registerRender(program);
 registerRun(program);
+registerAgent(program);
 registerDemo(program);
 registerLoadtest(program);
 registerSoak(program);

@@ -4,12 +4,15 @@
 // controller/preflight.ts; with --haproxy, also HAProxy refusing to start its first config) or a
 // source fails for good, it stops everything and exits 1 with one `error:` line.
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { defaultLogger } from '../core/logger.js';
 import { runController, type RunOptions } from '../controller/run-controller.js';
 import { DEFAULT_MAX_OLD_WORKERS } from '../haproxy/old-workers.js';
 import { DEFAULT_HAPROXY_DOWN_LIMIT_MS } from '../haproxy/haproxy-downtime.js';
+import { parseAgentAddresses } from '../fleet/agent-address.js';
+import type { FleetOptions } from '../fleet/fleet-targets.js';
 import { DEFAULT_MAX_MANIFEST_BYTES } from '../sources/manifest/manifest-loader.js';
 import { DEFAULT_TEMPLATE_SET_PATH } from '../template-set/template-set.js';
 import { collect, nonNegativeInteger, positiveInteger, positiveNumber } from './options.js';
@@ -41,6 +44,11 @@ interface RunFlags {
   driftInterval: number;
   maxOldWorkers: number;
   haproxyDownLimit: number;
+  agents?: string;
+  agentTokenFile?: string;
+  agentCa?: string;
+  agentInsecure: boolean;
+  agentConcurrency: number;
 }
 
 export function registerRun(program: Command): void {
@@ -70,6 +78,11 @@ export function registerRun(program: Command): void {
     .addOption(new Option('--drift-interval <ms>', 'redeploy when nothing was deployed for this long').default(60_000).argParser(positiveInteger))
     .addOption(new Option('--max-old-workers <n>', 'HAProxy workers left draining after reloads; the oldest past it are stopped').default(DEFAULT_MAX_OLD_WORKERS).argParser(nonNegativeInteger))
     .addOption(new Option('--haproxy-down-limit <ms>', '/healthz fails once HAProxy has not run for this long, every restart failing').default(DEFAULT_HAPROXY_DOWN_LIMIT_MS).argParser(positiveInteger))
+    .option('--agents <host:port,...>', 'deploy to this fleet of agents (`haptic-reconciler agent` beside each HAProxy)')
+    .option('--agent-token-file <file>', 'file holding the bearer token the agents expect (with --agents)')
+    .option('--agent-ca <file>', 'talk HTTPS to the agents and verify their certificates against this PEM CA bundle')
+    .option('--agent-insecure', 'allow plain HTTP (private keys included) to agents outside loopback', false)
+    .addOption(new Option('--agent-concurrency <n>', 'applies in flight across the fleet').default(16).argParser(positiveInteger))
     .action(async (flags: RunFlags) => {
       process.exitCode = await runCommand(flags);
     });
@@ -78,6 +91,7 @@ export function registerRun(program: Command): void {
 async function runCommand(flags: RunFlags): Promise<number> {
   const chosen = [flags.manifests !== undefined, flags.kubeconfig !== undefined, flags.inCluster === true].filter(Boolean).length;
   if (chosen !== 1) throw new InvalidArgumentError('run needs exactly one of --manifests DIR, --kubeconfig FILE or --in-cluster');
+  const fleet = await fleetFrom(flags);
   const logger = defaultLogger();
   const options: RunOptions = {
     source:
@@ -108,6 +122,7 @@ async function runCommand(flags: RunFlags): Promise<number> {
         }
       : {}),
     ...(flags.haproxy ? { haproxy: { minDeploymentIntervalMs: flags.minDeploymentInterval, driftIntervalMs: flags.driftInterval, maxOldWorkers: flags.maxOldWorkers, downLimitMs: flags.haproxyDownLimit } } : {}),
+    ...(fleet === undefined ? {} : { fleet: { ...fleet, minDeploymentIntervalMs: flags.minDeploymentInterval, driftIntervalMs: flags.driftInterval } }),
   };
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -129,6 +144,39 @@ async function runCommand(flags: RunFlags): Promise<number> {
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
+  }
+}
+
+/** The fleet flags, checked before anything starts: a malformed address or a missing token stops `run` here. */
+async function fleetFrom(flags: RunFlags): Promise<FleetOptions | undefined> {
+  if (flags.leaderElect && flags.haproxy) {
+    throw new InvalidArgumentError(
+      "run --leader-elect --haproxy is refused: only the leader deploys, so a follower's local HAProxy would serve nothing while looking ready. Run HAProxy in a fleet instead: `haptic-reconciler agent` beside each HAProxy and `run --leader-elect --agents HOST:PORT,...`",
+    );
+  }
+  if (flags.agents === undefined) {
+    if (flags.agentTokenFile !== undefined || flags.agentCa !== undefined) throw new InvalidArgumentError('--agent-token-file and --agent-ca need --agents');
+    return undefined;
+  }
+  if (flags.haproxy) throw new InvalidArgumentError('--haproxy and --agents exclude each other: deploy to a local HAProxy or to a fleet of agents');
+  let agents;
+  try {
+    agents = parseAgentAddresses(flags.agents);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+  if (flags.agentTokenFile === undefined) throw new InvalidArgumentError('--agents needs --agent-token-file FILE (the bearer token the agents expect)');
+  const token = (await readFlagFile('--agent-token-file', flags.agentTokenFile)).trim();
+  if (token === '') throw new InvalidArgumentError(`--agent-token-file ${flags.agentTokenFile} is empty`);
+  const ca = flags.agentCa === undefined ? undefined : await readFlagFile('--agent-ca', flags.agentCa);
+  return { agents, token, insecure: flags.agentInsecure, concurrency: flags.agentConcurrency, ...(ca === undefined ? {} : { ca }) };
+}
+
+async function readFlagFile(flag: string, file: string): Promise<string> {
+  try {
+    return await readFile(resolve(file), 'utf8');
+  } catch (error) {
+    throw new InvalidArgumentError(`${flag} ${file}: ${(error as Error).message}`);
   }
 }
 

@@ -10,7 +10,7 @@ import { defaultLogger } from '../core/logger.js';
 import { Engine } from '../engine.js';
 import { SingleReplicaElector, type Elector } from '../leadership/elector.js';
 import { join } from 'node:path';
-import { Deployer } from '../deploy/deployer.js';
+import { Deployer, type RetryOptions } from '../deploy/deployer.js';
 import { DriftPreventionMonitor } from '../deploy/drift-monitor.js';
 import { ObjectExclusions } from '../gate/object-exclusions.js';
 import { RenderGate } from '../gate/render-gate.js';
@@ -20,6 +20,7 @@ import { LocalHaproxyTarget } from '../haproxy/local-haproxy-target.js';
 import { OutputDirectory, outputPathsIn } from '../output/output-directory.js';
 import { OutputWriter } from '../output/output-writer.js';
 import type { PipelineResult } from '../pipeline/pipeline.js';
+import { fleetTargets, type FleetOptions } from '../fleet/fleet-targets.js';
 import type { ManifestLimits } from '../sources/manifest/manifest-loader.js';
 import { ManifestSource } from '../sources/manifest/manifest-source.js';
 import { StartupError } from '../core/errors.js';
@@ -48,6 +49,8 @@ export interface ControllerOptions {
   readonly leaderElection?: LeaderElectionOptions;
   /** Start and supervise a local HAProxy on the output directory, and deploy to it. */
   readonly haproxy?: HaproxyOptions;
+  /** Deploy to a fleet of agents instead (`--agents`); the same deploy settings as `haproxy`. */
+  readonly fleet?: FleetOptions & HaproxyOptions;
   readonly clock?: Clock;
   readonly logger?: Logger;
 }
@@ -79,6 +82,7 @@ export interface ControllerHooks {
   onEndpointChangeApplied?: (seconds: number) => void;
   /** Something the controller cannot run without failed for good (HAProxy refused to start its first config). */
   onFatal?: (error: Error) => void;
+  onFleetRequest?: (kind: string, seconds: number, bytesSent: number) => void;
 }
 
 /** Everything `run` assembled, before it starts. */
@@ -90,6 +94,8 @@ export interface AssembledController {
   readonly writer: OutputWriter | undefined;
   /** With `--haproxy`: the deployer (ready once HAProxy serves a render) and its target. */
   readonly haproxy: { readonly deployer: Deployer; readonly target: LocalHaproxyTarget; readonly downtime: HaproxyDowntime } | undefined;
+  /** With `--agents`: the deployer of the fleet. */
+  readonly fleet: { readonly deployer: Deployer } | undefined;
   /** Set these before the engine starts. */
   readonly hooks: ControllerHooks;
 }
@@ -105,15 +111,29 @@ export async function loadControllerTemplateSet(options: Pick<ControllerOptions,
 export async function assembleController(options: ControllerOptions, choose: { source?: Source; elector?: Elector } = {}): Promise<AssembledController> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? defaultLogger();
+  if (options.haproxy !== undefined && options.leaderElection !== undefined) {
+    throw new TypeError(
+      'run --leader-elect --haproxy is refused: only the leader deploys, so a follower\'s local HAProxy would serve nothing while looking ready. Run HAProxy in a fleet instead: `haptic-reconciler agent` beside each HAProxy and `run --leader-elect --agents HOST:PORT,...`',
+    );
+  }
+  if (options.haproxy !== undefined && options.fleet !== undefined) throw new TypeError('--haproxy and --agents exclude each other: deploy to a local HAProxy or to a fleet of agents');
   const paths = outputPathsIn(options.out);
   await preflight({ out: options.out, haproxy: options.haproxy !== undefined, ...(choose.source === undefined && 'manifests' in options.source ? { manifests: options.source.manifests } : {}) });
-  // HAProxy's admin socket is where the deployer's runtime changes go (`run --haproxy`).
-  const runtime = options.haproxy === undefined ? {} : { runtimeSocket: join(options.out, 'run', 'admin.sock') };
+  const deploys = options.haproxy ?? options.fleet;
+  // HAProxy's admin socket is where the deployer's runtime changes go (`run --haproxy`; an agent moves it under its --dir).
+  const runtime = deploys === undefined ? {} : { runtimeSocket: join(options.out, 'run', 'admin.sock') };
   const templateSet = await loadControllerTemplateSet(options, runtime);
   const source = choose.source ?? (await sourceFor(options, clock, logger));
   const elector = choose.elector ?? (await electorFor(options, clock, logger));
-  // Objects HAProxy refused, taken out of renders by the render gate (with --haproxy).
+  // Objects HAProxy refused, taken out of renders by the render gate.
   const exclusions = new ObjectExclusions();
+  const hooks: ControllerHooks = {};
+  // Built before the engine (and its worker pool) exists, so a refused fleet stops nothing half-started.
+  // The epoch of a term: the Lease's transitions; a single replica has one epoch, and its sequences grow with the clock.
+  const agents =
+    options.fleet === undefined
+      ? undefined
+      : fleetTargets(options.fleet, { out: options.out, epoch: () => elector.epoch?.() ?? 0, clock, logger, onRequest: (kind, seconds, bytes) => hooks.onFleetRequest?.(kind, seconds, bytes) });
   const engine = await Engine.create({
     exclusions,
     templateSet,
@@ -124,48 +144,56 @@ export async function assembleController(options: ControllerOptions, choose: { s
     ...(options.threads === undefined ? {} : { threads: options.threads }),
   });
   const output = new OutputDirectory(options.out);
-  const hooks: ControllerHooks = {};
-  if (options.haproxy === undefined) {
+  if (deploys === undefined) {
     const writer = new OutputWriter({ bus: engine.bus, directory: output, clock, logger });
     engine.addLeaderComponent(writer);
-    return { engine, templateSet, output, writer, haproxy: undefined, hooks };
+    return { engine, templateSet, output, writer, haproxy: undefined, fleet: undefined, hooks };
   }
-  const process = HaproxyProcess.forOutputDirectory(options.out, {
-    clock,
-    logger,
-    onRestart: () => {
-      // Called only after an exit, long after `downtime` below exists.
-      downtime.restarting();
-      hooks.onHaproxyRestart?.();
-    },
-    onOldWorkersStopped: ({ stopped }) => hooks.onOldWorkersStopped?.(stopped),
-    ...(options.haproxy.maxOldWorkers === undefined ? {} : { maxOldWorkers: options.haproxy.maxOldWorkers }),
-  });
-  const downtime = new HaproxyDowntime({ haproxy: process, clock, ...(options.haproxy.downLimitMs === undefined ? {} : { limitMs: options.haproxy.downLimitMs }) });
-  const target = new LocalHaproxyTarget({
-    output,
-    haproxy: process,
-    logger,
-    onFirstStartFailed: (error) => hooks.onFatal?.(new StartupError(`HAProxy could not start its first config: ${error.message}`, { cause: error })),
-  });
+  let local: LocalHaproxyTarget | undefined;
+  let targets: { target: LocalHaproxyTarget } | { targets: ReturnType<typeof fleetTargets>; retry: RetryOptions };
+  let downtime: HaproxyDowntime | undefined;
+  if (agents === undefined) {
+    const haproxy = options.haproxy ?? {};
+    const process = HaproxyProcess.forOutputDirectory(options.out, {
+      clock,
+      logger,
+      onRestart: () => {
+        // Called only after an exit, long after `downtime` below exists.
+        downtime?.restarting();
+        hooks.onHaproxyRestart?.();
+      },
+      onOldWorkersStopped: ({ stopped }) => hooks.onOldWorkersStopped?.(stopped),
+      ...(haproxy.maxOldWorkers === undefined ? {} : { maxOldWorkers: haproxy.maxOldWorkers }),
+    });
+    downtime = new HaproxyDowntime({ haproxy: process, clock, ...(haproxy.downLimitMs === undefined ? {} : { limitMs: haproxy.downLimitMs }) });
+    local = new LocalHaproxyTarget({
+      output,
+      haproxy: process,
+      logger,
+      onFirstStartFailed: (error) => hooks.onFatal?.(new StartupError(`HAProxy could not start its first config: ${error.message}`, { cause: error })),
+    });
+    targets = { target: local };
+  } else {
+    targets = { targets: agents, retry: {} };
+  }
   const deployer = new Deployer({
     bus: engine.bus,
-    target,
+    ...targets,
     clock,
     logger,
     mapsDir: paths.mapsDir,
     storeVersion: () => engine.stores.version,
     onEndpointChangeApplied: (seconds) => hooks.onEndpointChangeApplied?.(seconds),
-    ...(options.haproxy.minDeploymentIntervalMs === undefined ? {} : { minDeploymentIntervalMs: options.haproxy.minDeploymentIntervalMs }),
+    ...(deploys.minDeploymentIntervalMs === undefined ? {} : { minDeploymentIntervalMs: deploys.minDeploymentIntervalMs }),
   });
   const rerender = (excluded: RenderExclusions, signal: AbortSignal): Promise<PipelineResult> =>
     engine.pipeline.execute(signal, engine.stores, 'admission', { baseline: engine.coordinator.baseline, exclusions: excluded });
   engine.addLeaderComponent(new RenderGate({ bus: engine.bus, directories: paths, clock, logger, exclusions, rerender }));
   engine.addLeaderComponent(deployer);
   engine.addLeaderComponent(
-    new DriftPreventionMonitor({ bus: engine.bus, clock, logger, ...(options.haproxy.driftIntervalMs === undefined ? {} : { driftIntervalMs: options.haproxy.driftIntervalMs }) }),
+    new DriftPreventionMonitor({ bus: engine.bus, clock, logger, ...(deploys.driftIntervalMs === undefined ? {} : { driftIntervalMs: deploys.driftIntervalMs }) }),
   );
-  return { engine, templateSet, output, writer: undefined, haproxy: { deployer, target, downtime }, hooks };
+  return { engine, templateSet, output, writer: undefined, haproxy: local === undefined || downtime === undefined ? undefined : { deployer, target: local, downtime }, fleet: local === undefined ? { deployer } : undefined, hooks };
 }
 
 async function sourceFor(options: ControllerOptions, clock: Clock, logger: Logger): Promise<Source> {

@@ -55,6 +55,7 @@ export async function runController(options: RunOptions, signal: AbortSignal, on
   assembled.hooks.onHaproxyRestart = () => metrics.countHaproxyRestart();
   assembled.hooks.onOldWorkersStopped = (count) => metrics.countOldWorkersStopped(count);
   assembled.hooks.onEndpointChangeApplied = (seconds) => metrics.observeEndpointChangeToApplied(seconds);
+  assembled.hooks.onFleetRequest = (kind, seconds) => metrics.observeFleetApply(kind, seconds);
   // Subscribes now, before the engine starts the bus, so it sees the first events too.
   const adapter = new MetricsAdapter(engine.bus, metrics);
   attachHttpResources(engine, assembled.templateSet, { onRejected: () => metrics.countHttpResourceRejection() });

@@ -265,7 +265,8 @@ export function indexMap(text: string): MapIndex {
 
 const CHUNK = 65_536;
 
-function commonPrefix(a: string, b: string): number {
+/** The length of the common prefix of `a` and `b`, found 64 KiB at a time. */
+export function commonPrefix(a: string, b: string): number {
   const max = Math.min(a.length, b.length);
   let lo = 0;
   while (lo + CHUNK <= max && a.slice(lo, lo + CHUNK) === b.slice(lo, lo + CHUNK)) lo += CHUNK;
@@ -280,7 +281,7 @@ function commonPrefix(a: string, b: string): number {
 }
 
 /** The length of the common suffix, at most `max` (so it never overlaps the common prefix). */
-function commonSuffix(a: string, b: string, max: number): number {
+export function commonSuffix(a: string, b: string, max: number): number {
   let lo = 0;
   while (lo + CHUNK <= max && a.slice(a.length - lo - CHUNK, a.length - lo) === b.slice(b.length - lo - CHUNK, b.length - lo)) lo += CHUNK;
   let hi = Math.min(lo + CHUNK, max);

@@ -41,8 +41,11 @@ export interface DeployTarget {
    * certs/), atomically per file, auxiliary files first and the config last, so a reload or a
    * restart never reads a config whose files are missing (OutputDirectory does exactly this).
    * Called after runtime changes too: they do not survive a reload, the files must say the same.
+   * `purpose` says which: `serving` (the files of what HAProxy runs now: after runtime changes, or
+   * put back after a failed reload) or `reload` (the files the next `reload()` loads). A remote
+   * target may hold `reload` files back and send them with the reload, as one checked apply.
    */
-  writeFiles(render: DeployableRender): Promise<void>;
+  writeFiles(render: DeployableRender, purpose?: 'serving' | 'reload'): Promise<void>;
 
   /**
    * Reloads HAProxy with the files last written and verifies it: for the local target, `reload`
@@ -59,4 +62,12 @@ export interface DeployTarget {
    * then skipped instead of reloaded. Undefined when unknown.
    */
   currentChecksum?(): Promise<string | undefined>;
+
+  /**
+   * How the last exchange with the instance ended, for a remote target: `unreachable` (no answer
+   * in time), `fenced` (it took a newer leader's apply) or `ok`. A local target need not say.
+   */
+  health?(): TargetHealth;
 }
+
+export type TargetHealth = 'ok' | 'unreachable' | 'fenced';

@@ -1,30 +1,37 @@
-// Deployer (leader only): brings HAProxy to the newest render through a DeployTarget: slot and map
-// changes at once through the Runtime API, anything else by a paced reload of a render the gate
-// did not refuse (see the class for the rules).
+// Deployer (leader only): brings every HAProxy instance to the newest render: slot and map changes
+// at once through the Runtime API, anything else by a paced reload of a render the gate did not
+// refuse. One InstanceDeployer per DeployTarget applies the rules (see instance-deployer.ts): the
+// single local HAProxy of `run --haproxy` is a fleet of one, the agents of `run --agents` are
+// many. Every instance gets the same renders and verdicts, so runtime changes reach all at once,
+// reloads are paced per instance, and the gate's refusal holds reloads on every one; instances
+// never wait for each other (a remote target bounds its own concurrency and time).
 // Subscribes (in start, leader-only): template.rendered, rendergate.completed,
 //   drift.prevention.triggered; resource.index.updated through EndpointLatency
-// Publishes: deployment.completed, one per outcome, in the correlation of what caused it
+// Publishes: deployment.completed, one per instance outcome, in the correlation of what caused it
+//   (in fleet mode with the instances' states counted in `fleet`)
 import type { Logger } from 'pino';
 import type { EventBus } from '../bus/event-bus.js';
 import { deferred } from '../core/async.js';
-import { systemClock, type Clock } from '../core/clock.js';
+import { every, systemClock, type Clock } from '../core/clock.js';
 import { defaultLogger } from '../core/logger.js';
-import { newEvent, type ControllerEvent, type EventEnvelope, type EventFields, type EventOf } from '../events/events.js';
-import { diffRenders, type ConfigDiff, type DiffOptions } from './config-diff.js';
-import { DeployScheduler, type DeployStep } from './deploy-scheduler.js';
-import type { DeployableRender, DeployTarget } from './deploy-target.js';
+import { newEvent, type ControllerEvent, type EventFields } from '../events/events.js';
+import type { DiffOptions } from './config-diff.js';
+import type { DeployTarget } from './deploy-target.js';
 import { endpointLatencyFor, type EndpointLatency } from './endpoint-latency.js';
-import { GateLatch } from './gate-latch.js';
-import type { RuntimeOp } from './runtime-ops.js';
-import { applyRuntimeView } from './runtime-view.js';
+import { InstanceDeployer, type DeployerInput, type InstanceState, type RetryOptions } from './instance-deployer.js';
+
+export type { InstanceState, RetryOptions } from './instance-deployer.js';
 
 export interface DeployerOptions {
   readonly bus: EventBus<ControllerEvent>;
-  readonly target: DeployTarget;
+  /** One HAProxy (`run --haproxy`). Give this or `targets`. */
+  readonly target?: DeployTarget;
+  /** A fleet (`run --agents`): one instance per target, each `deployment.completed` carries `fleet`. */
+  readonly targets?: readonly DeployTarget[];
   /** @default systemClock */
   readonly clock?: Clock;
   readonly logger?: Logger;
-  /** Least time from the end of one reload to the start of the next. @default 2000 */
+  /** Least time from the end of one reload to the start of the next, per instance. @default 2000 */
   readonly minDeploymentIntervalMs?: number;
   /**
    * The maps directory the config names (`outputPathsIn(out).mapsDir`): runtime operations name
@@ -38,7 +45,14 @@ export interface DeployerOptions {
    * (HAProxy's own reload check is then the only one). @default true
    */
   readonly awaitGateVerdict?: boolean;
-  /** Receives the endpoint-change-to-applied latency of each deployment that carried one, in seconds. */
+  /** Retry a failed deployment of an instance with capped, jittered backoff (fleet mode). @default none */
+  readonly retry?: RetryOptions;
+  /**
+   * How often each instance's own report of what it runs is compared with what the term believes
+   * (`currentChecksum`); a mismatch gets the whole render again. @default 5000 with `targets`, else off
+   */
+  readonly probeIntervalMs?: number;
+  /** Receives the endpoint-change-to-applied latency, to the last instance that applied it, in seconds. */
   readonly onEndpointChangeApplied?: (seconds: number) => void;
   /** The store provider's version now (`() => engine.stores.version`); needed for the latency. */
   readonly storeVersion?: () => number;
@@ -46,87 +60,74 @@ export interface DeployerOptions {
   readonly endpointStore?: string;
 }
 
-/** A deployment to make. */
-interface Job {
-  readonly render: DeployableRender;
-  readonly storeVersion: number | undefined;
-  /** `deployment.completed.reason`: the render's trigger, `drift_prevention` or `revert`. */
-  readonly reason: string;
-  readonly cause: Pick<EventEnvelope, 'eventId' | 'correlationId'>;
-  /** Reload even when nothing changed (drift prevention). */
-  readonly force: boolean;
-  /** Known good (a revert target): no gate verdict needed. */
-  readonly trusted: boolean;
-  /** The runtime part of a mixed change went out; the reload remains. */
-  readonly runtimeDone: boolean;
-}
+/** Events kept for an instance still reading its target's checksum; beyond it the oldest render goes. */
+const MAX_WAITING = 256;
 
-/**
- * The rules, in the order they apply:
- * - one deployment in flight, one pending (latest wins); a revert goes ahead of the pending one;
- * - a render whose checksum HAProxy already runs is skipped, unless forced (drift prevention);
- * - a runtime-only change goes out at once (no pacing, no wait for the gate) and its files are
- *   written; a mixed change sends its runtime part first, then waits for the paced reload;
- * - a reload waits for the gate's verdict on that render and is paced from the END of the
- *   previous reload; a refused render is never reloaded, and a failed reload leaves the deployed
- *   state (and, put back, its files) as they were;
- * - a refused render already applied at runtime is reverted to the last good state, and while
- *   the newest verdict is a refusal, later renders are held until one passes (GateLatch).
- */
+export type FleetCounts = Readonly<Record<InstanceState, number>>;
+
 export class Deployer {
   readonly #bus: EventBus<ControllerEvent>;
-  readonly #target: DeployTarget;
   readonly #clock: Clock;
-  readonly #logger: Logger;
-  readonly #minIntervalMs: number;
-  readonly #diffOptions: DiffOptions;
-  readonly #awaitGate: boolean;
   readonly #latency: EndpointLatency | undefined;
+  readonly #instances: readonly InstanceDeployer[];
+  readonly #fleet: boolean;
+  readonly #probeIntervalMs: number | undefined;
+  /** The newest store version each instance applied (this term). */
+  readonly #applied = new Map<InstanceDeployer, number>();
+  /** Instances whose probe is still waiting for an answer: never two at once. */
+  readonly #probing = new Set<InstanceDeployer>();
   #ready = deferred<void>();
-  #deployed = false;
-  #lastReloadEnd: number | undefined;
-  #scheduler: DeployScheduler<Job> | undefined;
-  // Per term (reset in start):
-  /** What HAProxy runs, runtime changes included; undefined when unknown (the next change reloads). */
-  #live: DeployableRender | undefined;
-  /** The last state HAProxy ran that the gate did not refuse: what a refused change reverts to. */
-  #good: DeployableRender | undefined;
-  /** The newest render seen. */
-  #latest: Job | undefined;
-  readonly #gate = new GateLatch<Job>();
-  /** The checksum the target reported at the start of the term, until a render matches it. */
-  #targetChecksum: string | undefined;
-  /** The checksum a drift-forced reload deployed; the drift's own re-render of it is then not forced again. */
-  #driftDeployed: string | undefined;
-  #lastDiff: { readonly from: string; readonly to: string; readonly diff: ConfigDiff } | undefined;
 
   constructor(options: DeployerOptions) {
     this.#bus = options.bus;
-    this.#target = options.target;
     this.#clock = options.clock ?? systemClock;
-    this.#logger = (options.logger ?? defaultLogger()).child({ component: 'deployer' });
-    this.#minIntervalMs = options.minDeploymentIntervalMs ?? 2000;
-    if (!Number.isFinite(this.#minIntervalMs) || this.#minIntervalMs < 0) {
+    const logger = (options.logger ?? defaultLogger()).child({ component: 'deployer' });
+    const minDeploymentIntervalMs = options.minDeploymentIntervalMs ?? 2000;
+    if (!Number.isFinite(minDeploymentIntervalMs) || minDeploymentIntervalMs < 0) {
       throw new TypeError(`minDeploymentIntervalMs must be a non-negative number, got ${String(options.minDeploymentIntervalMs)}`);
     }
-    this.#diffOptions = { ...options.diff, ...(options.mapsDir === undefined ? {} : { mapsDir: options.mapsDir }) };
-    this.#awaitGate = options.awaitGateVerdict ?? true;
+    const targets = options.targets ?? (options.target === undefined ? [] : [options.target]);
+    if (targets.length === 0 || (options.target !== undefined && options.targets !== undefined)) throw new TypeError('a Deployer needs either target or a non-empty targets');
+    this.#fleet = options.targets !== undefined;
+    this.#probeIntervalMs = options.probeIntervalMs ?? (this.#fleet ? 5000 : undefined);
+    const diff: DiffOptions = { ...options.diff, ...(options.mapsDir === undefined ? {} : { mapsDir: options.mapsDir }) };
+    this.#instances = targets.map((target, index) => {
+      const instance: InstanceDeployer = new InstanceDeployer({
+        target,
+        clock: this.#clock,
+        logger: this.#fleet ? logger.child({ instance: index }) : logger,
+        minDeploymentIntervalMs,
+        diff,
+        awaitGateVerdict: options.awaitGateVerdict ?? true,
+        publish: (fields, cause) => this.#publish(fields, cause),
+        onApplied: (storeVersion) => this.#onApplied(instance, storeVersion),
+        ...(options.retry === undefined ? {} : { retry: options.retry }),
+      });
+      return instance;
+    });
     this.#latency = endpointLatencyFor(options, this.#clock);
   }
 
-  /** True once a deployment succeeded (in this or an earlier term): HAProxy runs a render. */
+  /** True once a deployment succeeded on some instance (in this or an earlier term). */
   get ready(): boolean {
-    return this.#deployed;
+    return this.#instances.some((instance) => instance.ready);
   }
 
-  /** The checksum of what HAProxy runs, as far as this term knows. */
+  /** The checksum of what the first instance runs, as far as this term knows. */
   get deployedChecksum(): string | undefined {
-    return this.#live?.checksum;
+    return this.#instances[0]?.deployedChecksum;
   }
 
   /** True while renders are held behind a refused one. */
   get latched(): boolean {
-    return this.#gate.latched;
+    return this.#instances[0]?.latched ?? false;
+  }
+
+  /** How many instances stand where. */
+  get fleetCounts(): FleetCounts {
+    const counts: Record<InstanceState, number> = { in_sync: 0, behind: 0, unreachable: 0, fenced: 0 };
+    for (const instance of this.#instances) counts[instance.state]++;
+    return counts;
   }
 
   whenReady(): Promise<void> {
@@ -134,21 +135,9 @@ export class Deployer {
   }
 
   async start(term: AbortSignal): Promise<void> {
-    this.#live = undefined;
-    this.#good = undefined;
-    this.#latest = undefined;
-    this.#gate.reset();
-    this.#driftDeployed = undefined;
-    this.#lastDiff = undefined;
     this.#latency?.clear();
-    const scheduler = new DeployScheduler<Job>({
-      clock: this.#clock,
-      minIntervalMs: this.#minIntervalMs,
-      plan: (job) => this.#plan(job),
-      logger: this.#logger,
-      ...(this.#lastReloadEnd === undefined ? {} : { lastPacedEnd: this.#lastReloadEnd }),
-    });
-    this.#scheduler = scheduler;
+    this.#applied.clear();
+    for (const instance of this.#instances) instance.begin();
     const inbox = this.#bus.subscribe('deployer', {
       types: ['template.rendered', 'rendergate.completed', 'drift.prevention.triggered'],
       leaderOnly: true,
@@ -157,235 +146,60 @@ export class Deployer {
       merge: (last, incoming) => (last.type === 'template.rendered' && incoming.type === 'template.rendered' ? 'replace' : 'append'),
     });
     const watching = this.#latency?.watch(this.#bus, term);
+    const stopProbing = this.#probeIntervalMs === undefined ? undefined : every(this.#clock, this.#probeIntervalMs, () => {
+      for (const instance of this.#instances) {
+        if (this.#probing.has(instance)) continue;
+        this.#probing.add(instance);
+        void instance.probe().finally(() => this.#probing.delete(instance));
+      }
+    }, { unref: true });
     this.#ready.resolve();
+    // Until an instance knows what its target runs, its events wait for it alone: one slow or
+    // unreachable instance costs its own timeout, never the others' deployments.
+    const waiting = new Map<InstanceDeployer, DeployerInput[]>(this.#instances.map((instance) => [instance, []]));
+    const reads = this.#instances.map((instance) =>
+      instance.readTargetChecksum().then(() => {
+        const queued = waiting.get(instance) ?? [];
+        waiting.delete(instance);
+        if (!term.aborted) for (const event of queued) instance.handle(event);
+      }),
+    );
     try {
-      this.#targetChecksum = await this.#target.currentChecksum?.().catch((error: unknown) => {
-        this.#logger.warn({ err: error }, 'could not read the checksum the target runs');
-        return undefined;
-      });
       for (;;) {
         const event = await inbox.next(term);
         if (event === undefined) break;
-        this.#handle(event);
+        for (const instance of this.#instances) {
+          const queued = waiting.get(instance);
+          if (queued === undefined) instance.handle(event);
+          else if (queued.push(event) > MAX_WAITING) {
+            const oldest = queued.findIndex((e) => e.type === 'template.rendered');
+            queued.splice(Math.max(0, oldest), 1);
+          }
+        }
       }
+      await Promise.all(reads);
       await watching;
     } finally {
+      stopProbing?.();
       inbox.close();
-      scheduler.stop();
-      // A deployment in flight finishes: stopping HAProxy half-way through is worse.
-      await scheduler.whenIdle();
-      this.#lastReloadEnd = scheduler.lastPacedEnd;
-      this.#scheduler = undefined;
+      await Promise.all(this.#instances.map((instance) => instance.end()));
       this.#ready = deferred<void>();
     }
   }
 
-  #handle(event: EventOf<'template.rendered' | 'rendergate.completed' | 'drift.prevention.triggered'>): void {
-    switch (event.type) {
-      case 'template.rendered':
-        return this.#onRendered(event);
-      case 'rendergate.completed':
-        return this.#onVerdict(event);
-      case 'drift.prevention.triggered':
-        return this.#onDrift(event);
-      default:
-        return unreachable(event);
+  /** The latency is measured to the last instance that applied a change; instances out of reach are not waited for. */
+  #onApplied(instance: InstanceDeployer, storeVersion: number): void {
+    this.#applied.set(instance, Math.max(storeVersion, this.#applied.get(instance) ?? 0));
+    let lowest = Number.POSITIVE_INFINITY;
+    for (const other of this.#instances) {
+      const state = other.state;
+      if (state === 'unreachable' || state === 'fenced') continue;
+      lowest = Math.min(lowest, this.#applied.get(other) ?? 0);
     }
+    if (Number.isFinite(lowest) && lowest > 0) this.#latency?.applied(lowest);
   }
 
-  #onRendered(event: EventOf<'template.rendered'>): void {
-    const render: DeployableRender = { renderId: event.renderId, checksum: event.checksum, haproxyConfig: event.haproxyConfig, auxiliaryFiles: event.auxiliaryFiles };
-    if (this.#live === undefined && this.#targetChecksum === event.checksum) {
-      // The target already runs exactly this: adopt it instead of reloading.
-      this.#live = render;
-      this.#good = render;
-    }
-    this.#targetChecksum = undefined;
-    // A drift's own re-render is forced, unless the drift already forced a reload of the same config.
-    const force = event.triggerReason === 'drift_prevention' && this.#driftDeployed !== event.checksum;
-    const job: Job = { ...this.#jobFor(render, event.triggerReason, event), storeVersion: event.storeVersion, force };
-    this.#latest = job;
-    if (this.#gate.hold(job)) {
-      this.#logger.info({ renderId: job.render.renderId }, 'render held: the newest verdict was a refusal');
-      return;
-    }
-    this.#scheduler?.offer(job);
+  #publish(fields: EventFields['deployment.completed'], cause: Parameters<typeof newEvent>[2]): void {
+    this.#bus.publish(newEvent('deployment.completed', this.#fleet ? { ...fields, fleet: this.fleetCounts } : fields, cause, this.#clock));
   }
-
-  #onVerdict(event: EventOf<'rendergate.completed'>): void {
-    const { verdict, released } = this.#gate.record(event);
-    if (verdict === 'refused') {
-      this.#revertIfRefused(event.renderId, event, event.newest);
-    } else {
-      // Not refused (passed, or the gate could not judge it, which a reload would not wait for either).
-      if (this.#live?.renderId === event.renderId) this.#good = this.#live;
-      if (released !== undefined) this.#scheduler?.offer(released);
-    }
-    this.#scheduler?.kick();
-  }
-
-  /**
-   * A refused render whose runtime changes HAProxy runs goes back to the last good state, ahead
-   * of anything pending. Also when the runtime state is unknown and nothing newer is coming.
-   * Checked on the verdict, and again when a runtime change ends (the verdict may come first).
-   */
-  #revertIfRefused(renderId: string, cause: Job['cause'], newest: boolean): void {
-    const live = this.#live;
-    const good = this.#good;
-    if (this.#gate.verdictOf(renderId) !== 'refused' || good === undefined || live === good) return;
-    if (live === undefined ? !newest : live.renderId !== renderId) return;
-    this.#logger.warn({ renderId }, 'refused render was applied at runtime; reverting');
-    this.#scheduler?.offerFirst({ ...this.#jobFor(good, 'revert', cause), trusted: true, force: live === undefined });
-  }
-
-  #onDrift(event: EventOf<'drift.prevention.triggered'>): void {
-    // Re-assert the newest deployable state: the latest render, or while latched the last good one.
-    const scheduler = this.#scheduler;
-    const base = this.#gate.latched ? undefined : (scheduler?.pending ?? this.#latest);
-    const render = base?.render ?? this.#good ?? this.#live;
-    if (scheduler === undefined || render === undefined) {
-      this.#logger.info('drift prevention: nothing deployed yet');
-      return;
-    }
-    this.#driftDeployed = undefined;
-    scheduler.offer({
-      ...this.#jobFor(render, 'drift_prevention', event),
-      storeVersion: base?.storeVersion,
-      force: true,
-      trusted: base === undefined || base.trusted,
-    });
-  }
-
-  #plan(job: Job): DeployStep<Job> {
-    const verdict = this.#gate.verdictOf(job.render.renderId);
-    if (!job.trusted && verdict === 'refused') {
-      this.#logger.warn({ renderId: job.render.renderId }, 'render refused by the gate; not deployed');
-      return { type: 'drop' };
-    }
-    const live = this.#live;
-    if (!job.force && live?.checksum === job.render.checksum) return { type: 'run', paced: false, run: () => this.#skip(job) };
-    if (!job.force && live !== undefined && !job.runtimeDone) {
-      const diff = this.#diff(live, job.render);
-      if (!diff.structural) return { type: 'run', paced: false, run: () => this.#applyRuntime(job, diff.runtimeOps, false) };
-      if (diff.runtimeOps.length > 0) return { type: 'run', paced: false, run: () => this.#applyRuntime(job, diff.runtimeOps, true, diff) };
-      this.#logger.debug({ renderId: job.render.renderId, reasons: diff.reasons }, 'reload needed');
-    }
-    if (this.#awaitGate && !job.trusted && verdict === undefined) return { type: 'wait' };
-    return { type: 'run', paced: true, run: () => this.#reload(job) };
-  }
-
-  /** The diff of two states, remembered for the last pair: a job waiting for its verdict is planned again on every event. */
-  #diff(live: DeployableRender, next: DeployableRender): ConfigDiff {
-    const cached = this.#lastDiff;
-    if (cached?.from === live.checksum && cached.to === next.checksum) return cached.diff;
-    const diff = diffRenders(live, next, this.#diffOptions);
-    this.#lastDiff = { from: live.checksum, to: next.checksum, diff };
-    return diff;
-  }
-
-  async #skip(job: Job): Promise<undefined> {
-    this.#publish(job, 'skipped', 'success', 0, 0);
-    this.#markDeployed(job);
-    return undefined;
-  }
-
-  /** Runtime API changes; `partial`: a reload must follow (a mixed change), and the job continues. */
-  async #applyRuntime(job: Job, ops: readonly RuntimeOp[], partial: boolean, diff?: ConfigDiff): Promise<Job | undefined> {
-    const started = this.#clock.monotonic();
-    const running = this.#live as DeployableRender;
-    let applied: number;
-    try {
-      applied = ops.length === 0 ? 0 : (await this.#target.applyRuntime(ops)).applied;
-    } catch (error) {
-      // Some operations may have gone through: the runtime state is unknown until a reload.
-      this.#live = undefined;
-      this.#publish(job, 'runtime', 'failure', this.#clock.monotonic() - started, 0, `runtime API: ${messageOf(error)}`);
-      return { ...job, runtimeDone: true };
-    }
-    this.#observeLatency(job);
-    if (partial) {
-      this.#live = applyRuntimeView(running, job.render, ops, this.#diffOptions);
-      this.#logger.info({ renderId: job.render.renderId, ops: ops.length, reasons: diff?.reasons }, 'runtime part applied; reload to follow');
-      this.#publish(job, 'runtime', 'success', this.#clock.monotonic() - started, applied);
-      this.#revertIfRefused(job.render.renderId, job.cause, false);
-      return { ...job, runtimeDone: true };
-    }
-    this.#live = job.render;
-    let error: string | undefined;
-    try {
-      // Runtime changes do not survive a reload: the files must say the same.
-      await this.#target.writeFiles(job.render);
-    } catch (cause) {
-      error = `files not written: ${messageOf(cause)}`;
-    }
-    this.#publish(job, 'runtime', error === undefined ? 'success' : 'failure', this.#clock.monotonic() - started, applied, error);
-    this.#markDeployed(job);
-    this.#revertIfRefused(job.render.renderId, job.cause, false);
-    return undefined;
-  }
-
-  async #reload(job: Job): Promise<undefined> {
-    const started = this.#clock.monotonic();
-    let result: { ok: boolean; detail: string };
-    let unknown = false;
-    try {
-      await this.#target.writeFiles(job.render);
-      try {
-        result = await this.#target.reload();
-      } catch (error) {
-        // The master could not confirm either way: HAProxy may run the old config or the new one.
-        unknown = true;
-        result = { ok: false, detail: messageOf(error) };
-      }
-    } catch (error) {
-      result = { ok: false, detail: `files not written: ${messageOf(error)}` };
-    }
-    const durationMs = this.#clock.monotonic() - started;
-    if (!result.ok) {
-      const live = this.#live;
-      if (unknown) this.#live = undefined;
-      // HAProxy keeps the old config; put its files back so a restart does not load the new one.
-      else if (live !== undefined) await this.#target.writeFiles(live).catch((error: unknown) => this.#logger.error({ err: error }, 'restoring the files of the running config failed'));
-      this.#publish(job, 'reload', 'failure', durationMs, 0, `reload failed: ${result.detail}`);
-      return undefined;
-    }
-    this.#live = job.render;
-    this.#good = job.render;
-    if (job.reason === 'drift_prevention') this.#driftDeployed = job.render.checksum;
-    this.#observeLatency(job);
-    this.#publish(job, 'reload', 'success', durationMs, 0);
-    this.#markDeployed(job);
-    return undefined;
-  }
-
-  /** HAProxy runs `job.render` (after a success or a skip). */
-  #markDeployed(job: Job): void {
-    this.#deployed = true;
-    const verdict = this.#gate.verdictOf(job.render.renderId);
-    // Applied before its verdict: it becomes good when the verdict comes (see #onVerdict).
-    if (job.trusted || (verdict !== undefined && verdict !== 'refused')) this.#good = this.#live;
-  }
-
-  #observeLatency(job: Job): void {
-    if (job.storeVersion !== undefined) this.#latency?.applied(job.storeVersion);
-  }
-
-  #jobFor(render: DeployableRender, reason: string, cause: Pick<EventEnvelope, 'eventId' | 'correlationId'>): Job {
-    return { render, storeVersion: undefined, reason, cause, force: false, trusted: false, runtimeDone: false };
-  }
-
-  #publish(job: Job, kind: EventFields['deployment.completed']['kind'], outcome: 'success' | 'failure', durationMs: number, runtimeOps: number, error?: string): void {
-    const fields: EventFields['deployment.completed'] = { reason: job.reason, kind, outcome, durationMs, runtimeOps, checksum: job.render.checksum, ...(error === undefined ? {} : { error }) };
-    if (outcome === 'failure') this.#logger.error({ renderId: job.render.renderId, kind, error }, 'deployment failed');
-    else this.#logger.info({ renderId: job.render.renderId, kind, reason: job.reason, runtimeOps, ms: Math.round(durationMs) }, 'deployed');
-    this.#bus.publish(newEvent('deployment.completed', fields, job.cause, this.#clock));
-  }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function unreachable(value: never): never {
-  throw new Error(`unexpected event ${JSON.stringify(value)}`);
 }

@@ -88,6 +88,8 @@ export interface EventFields {
     /** Checksum of the render deployed. */
     readonly checksum: string;
     readonly error?: string;
+    /** Fleet mode: how many instances stand where once this outcome is known (the per-instance counts). */
+    readonly fleet?: { readonly in_sync: number; readonly behind: number; readonly unreachable: number; readonly fenced: number };
   };
 }
 

@@ -18,6 +18,11 @@ export interface Elector {
    * releases leadership (a Lease's holder is cleared) before the promise resolves.
    */
   run(callbacks: LeadershipCallbacks, signal: AbortSignal): Promise<void>;
+  /**
+   * The epoch of the current term, stamped on fleet applies: it must grow with every term across
+   * replicas (a Lease's leaseTransitions). Without it the epoch is 0: one replica, one epoch.
+   */
+  epoch?(): number;
 }
 
 /** One replica, always the leader: the default without `--leader-elect`. */

@@ -98,6 +98,11 @@ export class LeaseElector implements Elector {
     return this.#term !== undefined;
   }
 
+  /** The Lease's leaseTransitions as last read or written: the fleet's epoch while leading. */
+  epoch(): number {
+    return this.#lease?.spec?.leaseTransitions ?? 0;
+  }
+
   async run(callbacks: LeadershipCallbacks, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
     this.#callbacks = callbacks;

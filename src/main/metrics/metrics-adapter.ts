@@ -94,6 +94,7 @@ export class MetricsAdapter {
         return;
       case 'deployment.completed':
         metrics.observeDeployment(event.kind, event.outcome, event.durationMs);
+        if (event.fleet !== undefined) metrics.setFleetInstances(event.fleet);
         return;
       case 'leader.became':
       case 'leader.lost':

@@ -90,6 +90,8 @@ export class ControllerMetrics {
   readonly #oldWorkersStopped: Counter;
   readonly #endpointSeconds: Histogram;
   readonly #httpRejections: Counter;
+  readonly #fleetInstances: Gauge<'state'>;
+  readonly #fleetApplySeconds: Histogram<'kind'>;
 
   constructor(options: ControllerMetricsOptions = {}) {
     const registers = [this.registry];
@@ -224,6 +226,19 @@ export class ControllerMetrics {
       help: 'HTTP resources refused because their new content did not validate.',
       registers,
     });
+    this.#fleetInstances = new Gauge({
+      name: 'haptic_fleet_instances',
+      help: 'HAProxy instances of the fleet by state: in_sync, behind, unreachable, fenced (another leader took them).',
+      labelNames: ['state'],
+      registers,
+    });
+    this.#fleetApplySeconds = new Histogram({
+      name: 'haptic_fleet_apply_seconds',
+      help: 'Round trip of one request to an agent, by kind (state, runtime, files, reload).',
+      labelNames: ['kind'],
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
     const sourceProblems = options.sourceProblems;
     new Counter({
       name: 'haptic_source_problems_total',
@@ -306,7 +321,21 @@ export class ControllerMetrics {
   countHttpResourceRejection(): void {
     this.#httpRejections.inc();
   }
+
+  /** The fleet's instances by state (from `deployment.completed.fleet`). */
+  setFleetInstances(counts: Readonly<Record<FleetState, number>>): void {
+    for (const state of FLEET_STATES) this.#fleetInstances.set({ state }, counts[state]);
+  }
+
+  /** One request to an agent; `kind` outside the fixed set is counted as `other`. */
+  observeFleetApply(kind: string, seconds: number): void {
+    this.#fleetApplySeconds.observe({ kind: FLEET_REQUEST_KINDS.has(kind) ? kind : 'other' }, Math.max(0, seconds));
+  }
 }
+
+export type FleetState = 'in_sync' | 'behind' | 'unreachable' | 'fenced';
+const FLEET_STATES: readonly FleetState[] = ['in_sync', 'behind', 'unreachable', 'fenced'];
+const FLEET_REQUEST_KINDS: ReadonlySet<string> = new Set(['state', 'runtime', 'files', 'reload']);
 
 /** Sets an unlabelled counter to a total kept elsewhere (read at scrape time). */
 function setCounter(counter: Counter, total: number): void {

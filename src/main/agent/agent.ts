@@ -1,0 +1,239 @@
+// Agent: one beside each HAProxy of a fleet. It supervises its HAProxy with the same supervisor and
+// local target `run --haproxy` uses (HaproxyProcess, LocalHaproxyTarget: master-worker, sockets in
+// `<dir>/run`, restarts with backoff, reloads verified with `show proc`), and applies what the
+// leader sends: fenced by (epoch, sequence), checked with `haproxy -c` before any reload, runtime
+// operations through its admin socket, files written through OutputDirectory. The last applied
+// render stays in `<dir>` (AgentStore), so a restarted agent serves it again at once.
+// Applies run one at a time, in arrival order; the fence is checked when an apply's turn comes.
+import type { Logger } from 'pino';
+import { systemClock, type Clock } from '../core/clock.js';
+import { defaultLogger } from '../core/logger.js';
+import type { DeployableRender } from '../deploy/deploy-target.js';
+import { haproxyRenderChecker, type RenderChecker } from '../gate/render-checker.js';
+import { haproxyVersion } from '../haproxy/haproxy-check.js';
+import { HaproxyProcess } from '../haproxy/haproxy-process.js';
+import { LocalHaproxyTarget } from '../haproxy/local-haproxy-target.js';
+import { OutputDirectory, outputPathsIn } from '../output/output-directory.js';
+import { FILE_KINDS, recordPath, type AgentState, type ApplyAnswer, type ApplyErrorCode, type ApplyRequest, type FileKind } from './agent-protocol.js';
+import { AgentStore, above, sha256, type Fence, type HeldRender } from './agent-store.js';
+import { renderRewrite, type RenderRewrite } from './render-rewrite.js';
+
+export interface AgentOptions {
+  /** Holds the render (haproxy.cfg, maps/, files/, certs/), `run/` with the sockets, and the agent's state. */
+  readonly dir: string;
+  /** Every `bind` of a render listens on this address instead (see render-rewrite.ts). */
+  readonly bindAddress?: string;
+  /** @default HAPROXY_BIN or `haproxy` */
+  readonly binary?: string;
+  /** @default `haproxy -c` on a private copy (the render gate's checker) */
+  readonly checker?: RenderChecker;
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+  /** Called once per HAProxy restart attempt. */
+  readonly onHaproxyRestart?: () => void;
+}
+
+/** What an apply answers: the HTTP status and the body. */
+export interface ApplyOutcome {
+  readonly status: number;
+  readonly answer: ApplyAnswer;
+}
+
+export class Agent {
+  readonly dir: string;
+  readonly haproxy: HaproxyProcess;
+  readonly #target: LocalHaproxyTarget;
+  readonly #store: AgentStore;
+  readonly #checker: RenderChecker;
+  readonly #bindAddress: string | undefined;
+  readonly #logger: Logger;
+  readonly #binary: string | undefined;
+  #fence: Fence = { epoch: 0, sequence: 0 };
+  /** What the agent's HAProxy serves (its files are in `dir`); undefined before the first apply. */
+  #served: HeldRender | undefined;
+  #version: string | null = null;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(options: AgentOptions) {
+    this.dir = options.dir;
+    const clock = options.clock ?? systemClock;
+    this.#logger = (options.logger ?? defaultLogger()).child({ component: 'agent' });
+    this.#binary = options.binary;
+    this.haproxy = HaproxyProcess.forOutputDirectory(options.dir, {
+      clock,
+      logger: this.#logger,
+      ...(options.binary === undefined ? {} : { binary: options.binary }),
+      onRestart: () => options.onHaproxyRestart?.(),
+    });
+    this.#target = new LocalHaproxyTarget({ output: new OutputDirectory(options.dir), haproxy: this.haproxy, logger: this.#logger });
+    this.#store = new AgentStore(options.dir);
+    this.#checker = options.checker ?? haproxyRenderChecker({ directories: outputPathsIn(options.dir), ...(options.binary === undefined ? {} : { binary: options.binary }) });
+    this.#bindAddress = options.bindAddress;
+  }
+
+  /** True while its HAProxy runs a config the leader gave it. */
+  get ready(): boolean {
+    return this.#served !== undefined && this.haproxy.state === 'running';
+  }
+
+  state(): AgentState {
+    return {
+      epoch: this.#fence.epoch,
+      sequence: this.#fence.sequence,
+      checksum: this.#served?.checksum ?? null,
+      files: this.#served?.digests ?? {},
+      haproxy: { version: this.#version, running: this.haproxy.state === 'running' },
+      ready: this.ready,
+    };
+  }
+
+  /** Loads the stored state and, when a render is kept, starts HAProxy on it at once. */
+  async start(): Promise<void> {
+    this.#version = await haproxyVersion(this.#binary);
+    const stored = await this.#store.load();
+    this.#fence = stored.fence;
+    this.#served = stored.render;
+    if (this.#served === undefined) {
+      this.#logger.info({ dir: this.dir }, 'no render kept; waiting for the first apply');
+      return;
+    }
+    const result = await this.#target.reload();
+    if (result.ok) this.#logger.info({ checksum: this.#served.checksum }, 'serving the kept render');
+    else {
+      this.#logger.error({ detail: result.detail }, 'the kept render did not start; waiting for a full sync');
+      this.#served = undefined;
+    }
+  }
+
+  /** Applies a checked request (see the header); never rejects. */
+  apply(request: ApplyRequest): Promise<ApplyOutcome> {
+    const run = this.#queue.then(() => this.#apply(request));
+    this.#queue = run.catch(() => undefined);
+    return run.catch((error: unknown) => {
+      this.#logger.error({ err: error }, 'apply failed unexpectedly');
+      return this.#fail(500, 'reload_failed', messageOf(error));
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.#queue;
+    await this.#target.stop();
+  }
+
+  async #apply(request: ApplyRequest): Promise<ApplyOutcome> {
+    if (!above(request, this.#fence)) {
+      return this.#fail(409, 'fenced', `(epoch ${request.epoch}, sequence ${request.sequence}) is not above the highest accepted (${this.#fence.epoch}, ${this.#fence.sequence})`);
+    }
+    const base = this.#served?.checksum ?? null;
+    if (!request.full && request.baseChecksum !== base) {
+      return this.#fail(412, 'full_sync_required', `the changes are relative to ${String(request.baseChecksum)}, but this agent serves ${String(base)}; send the whole render`);
+    }
+    const previous = this.#served;
+    const candidate = this.#merge(request);
+    if (candidate === undefined) return this.#fail(412, 'full_sync_required', 'the config patch does not apply to the config this agent holds; send the whole render');
+    // A stopped HAProxy (its first config, or a start that failed) is started on the files: a reload.
+    const reload = request.reload || this.haproxy.state === 'stopped';
+    const filesChanged = previous === undefined || request.full || request.config !== undefined || request.configPatch !== undefined || Object.keys(request.filePatches.maps).length + Object.keys(request.filePatches.files).length > 0 || FILE_KINDS.some((k) => Object.keys(request.files[k]).length > 0);
+    if (reload) {
+      const verdict = await this.#checker({ renderId: request.checksum, haproxyConfig: candidate.config, auxiliaryFiles: auxiliary(candidate) }, AbortSignal.timeout(60_000));
+      if (!verdict.ok) {
+        this.#logger.warn({ checksum: request.checksum, refused: verdict.refused }, 'config refused by haproxy -c; the previous one keeps serving');
+        return this.#fail(verdict.refused ? 422 : 503, 'refused', verdict.message);
+      }
+    }
+    // Accepted: the fence moves with the outcome below, so a state read never pairs the new fence with the old render.
+    const fence = { epoch: request.epoch, sequence: request.sequence };
+    let applied = 0;
+    if (!reload && request.runtimeOps.length > 0) {
+      try {
+        const rewrite = this.#rewriteFor(request);
+        applied = (await this.#target.applyRuntime(request.runtimeOps.map((op) => rewrite.op(op)))).applied;
+      } catch (error) {
+        // Some operations may have gone through: what HAProxy runs is unknown until a reload.
+        this.#served = undefined;
+        this.#fence = fence;
+        await this.#store.save(fence, undefined);
+        return this.#fail(502, 'runtime_failed', messageOf(error));
+      }
+    }
+    if (filesChanged) await this.#target.writeFiles(deployable(candidate));
+    if (reload) {
+      const result = await this.#target.reload();
+      if (!result.ok) {
+        if (previous !== undefined) await this.#target.writeFiles(deployable(previous)).catch((error: unknown) => this.#logger.error({ err: error }, 'restoring the files of the running config failed'));
+        this.#fence = fence;
+        await this.#store.save(fence, previous);
+        return this.#fail(502, 'reload_failed', result.detail);
+      }
+    }
+    this.#served = candidate;
+    this.#fence = fence;
+    await this.#store.save(fence, candidate);
+    this.#logger.info({ epoch: request.epoch, sequence: request.sequence, checksum: candidate.checksum, reload, applied }, 'applied');
+    return { status: 200, answer: { ok: true, applied, reloaded: reload, state: this.state() } };
+  }
+
+  #rewriteFor(request: ApplyRequest): RenderRewrite {
+    return renderRewrite(request.paths, this.dir, this.#bindAddress);
+  }
+
+  /** The render after `request`: its changes on top of the served one (or alone, for a full sync); undefined when a config patch does not apply. */
+  #merge(request: ApplyRequest): HeldRender | undefined {
+    const rewrite = this.#rewriteFor(request);
+    const start = request.full ? undefined : this.#served;
+    const digests: Record<string, string> = { ...start?.digests };
+    const files: Record<FileKind, Record<string, string>> = { maps: { ...start?.files.maps }, files: { ...start?.files.files }, certificates: { ...start?.files.certificates } };
+    for (const kind of FILE_KINDS) {
+      for (const [name, text] of Object.entries(request.files[kind])) {
+        const path = recordPath(kind, name);
+        if (text === null) {
+          delete files[kind][name];
+          delete digests[path];
+        } else {
+          files[kind][name] = rewrite.file(kind, text);
+          digests[path] = sha256(text);
+        }
+      }
+    }
+    for (const kind of ['maps', 'files'] as const) {
+      for (const [name, filePatch] of Object.entries(request.filePatches[kind])) {
+        // Only a file held as it was sent can be patched (files/ naming the leader's paths are rewritten): else a full sync.
+        const held = start?.files[kind][name];
+        if (held === undefined || filePatch.end > held.length) return undefined;
+        const patched = held.slice(0, filePatch.start) + filePatch.text + held.slice(filePatch.end);
+        if (sha256(patched) !== filePatch.digest) return undefined;
+        files[kind][name] = rewrite.file(kind, patched);
+        digests[recordPath(kind, name)] = filePatch.digest;
+      }
+    }
+    let source = start?.source ?? '';
+    let config = start?.config ?? '';
+    const patch = request.configPatch;
+    if (patch !== undefined) {
+      if (start === undefined || patch.end > source.length) return undefined;
+      source = source.slice(0, patch.start) + patch.text + source.slice(patch.end);
+      if (sha256(source) !== patch.digest) return undefined;
+    } else if (request.config !== undefined) source = request.config;
+    if (patch !== undefined || request.config !== undefined) {
+      config = rewrite.config(source);
+      digests['haproxy.cfg'] = sha256(source);
+    }
+    return { checksum: request.checksum, source, config, files, digests };
+  }
+
+  #fail(status: number, error: ApplyErrorCode, message: string): ApplyOutcome {
+    return { status, answer: { ok: false, error, message, state: this.state() } };
+  }
+}
+
+function auxiliary(render: HeldRender): DeployableRender['auxiliaryFiles'] {
+  return { maps: render.files.maps, files: render.files.files, certificates: render.files.certificates };
+}
+
+function deployable(render: HeldRender): DeployableRender {
+  return { renderId: render.checksum, checksum: render.checksum, haproxyConfig: render.config, auxiliaryFiles: auxiliary(render) };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
