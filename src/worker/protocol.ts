@@ -25,6 +25,14 @@ export type PipelineMode = 'reconcile' | 'admission';
 export type RejectionScope = 'object' | 'path' | 'tls' | 'annotation' | 'endpoint';
 
 /**
+ * The stable reason of a rejection, as the Kubernetes Event on the object names it: `Rejected`
+ * (the object, or one of its paths), `HostConflict` (a host or path another namespace owns),
+ * `InvalidAnnotation`, `InvalidTLS` (a TLS entry or its Secret), `BackendNotFound` (a Service
+ * or port that does not exist), `EndpointRefused` (an endpoint address that is not allowed).
+ */
+export type RejectionCode = 'Rejected' | 'HostConflict' | 'InvalidAnnotation' | 'InvalidTLS' | 'BackendNotFound' | 'EndpointRefused';
+
+/**
  * One object, or one part of an object, that the object guard left out of a render. `kind` is the
  * kind of the store the object entered (never the object's own `kind` field). `namespace` ('' for
  * cluster-scoped objects) and `name` are printable: control characters are escaped JSON-style.
@@ -35,6 +43,8 @@ export interface Rejection {
   readonly name: string;
   readonly scope: RejectionScope;
   readonly reason: string;
+  /** The stable reason; absent in rejections built elsewhere, which then count as `Rejected`. */
+  readonly code?: RejectionCode;
 }
 
 /** A Kubernetes-shaped object as stored. Only `metadata.name` is required by the stores. */
@@ -141,6 +151,11 @@ export interface RenderSuccess {
   readonly warnings: readonly string[];
   /** Objects and parts of objects left out of this render (each also a `rejected …` warning). */
   readonly rejections: readonly Rejection[];
+  /**
+   * `namespace/name` of every Ingress this render serves: of one of our classes and not rejected
+   * as a whole, sorted. Absent when the template set has no Ingress store.
+   */
+  readonly servedIngresses?: readonly string[];
   /** The worker thread that rendered it (absent inline). */
   readonly threadId?: number;
   /**

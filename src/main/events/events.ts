@@ -2,7 +2,7 @@
 // Names are dotted past-tense facts. `newEvent` stamps identity, time and correlation so that
 // every event of one reconciliation can be followed from its trigger to its deploy.
 import { randomUUID } from 'node:crypto';
-import type { AuxiliaryFiles, FailurePhase } from '../../worker/protocol.js';
+import type { AuxiliaryFiles, FailurePhase, Rejection } from '../../worker/protocol.js';
 import { systemClock, type Clock } from '../core/clock.js';
 
 export type { AuxiliaryFiles, FailurePhase } from '../../worker/protocol.js';
@@ -47,6 +47,10 @@ export interface EventFields {
     readonly storeVersion: number;
     /** What the object checks left out of this render: `<store kind>/<scope>` -> count. */
     readonly rejectionCounts?: Readonly<Record<string, number>>;
+    /** The rejections themselves (for Kubernetes Events); shared with the result, never copied. */
+    readonly rejections?: readonly Rejection[];
+    /** `namespace/name` of the Ingresses the render serves (for their status), when it has an Ingress store. */
+    readonly servedIngresses?: readonly string[];
   };
   'reconciliation.failed': {
     readonly error: string;

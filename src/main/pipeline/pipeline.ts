@@ -29,6 +29,8 @@ export interface PipelineResult {
   readonly warnings: readonly string[];
   /** Objects and parts of objects the guard left out of this render, as data. */
   readonly rejections: readonly Rejection[];
+  /** `namespace/name` of the Ingresses this render serves (absent: the set has no Ingress store). */
+  readonly servedIngresses?: readonly string[];
 }
 
 export interface ExecuteOptions {
@@ -55,5 +57,6 @@ export function toPipelineResult(outcome: RenderOutcome, renderId: string = rand
     timings: outcome.timings,
     warnings: outcome.warnings,
     rejections: outcome.rejections,
+    ...(outcome.servedIngresses === undefined ? {} : { servedIngresses: outcome.servedIngresses }),
   };
 }

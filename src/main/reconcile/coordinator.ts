@@ -191,6 +191,8 @@ export class Coordinator {
             coalescible: trigger.coalescible,
             storeVersion: result.storeVersion,
             rejectionCounts: countRejections(result.rejections),
+            rejections: result.rejections ?? [],
+            ...(result.servedIngresses === undefined ? {} : { servedIngresses: result.servedIngresses }),
           },
           trigger,
           this.#clock,

@@ -7,6 +7,8 @@
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { contextOf, withGuardContext } from '../store/guard-context.js';
+import { modelOptions } from '../routing/model.js';
+import { servedIngresses } from '../routing/served-ingresses.js';
 import { GuardedReader } from '../store/guarded-reader.js';
 import type { IndexedStore } from '../store/indexed-store.js';
 import { escapeLogText } from '../store/log-text.js';
@@ -61,10 +63,12 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
   if (serverSlots > MAX_SERVER_SLOTS) warn(`values.serverSlots ${serverSlots} is over the limit of ${MAX_SERVER_SLOTS}; backends get at most ${MAX_SERVER_SLOTS} slots`);
   let output;
   let rejections: readonly Rejection[] = [];
+  let served: readonly string[] | undefined;
   try {
     output = withGuardContext(context, () => {
       reader.collectRejections(set.stores.map((def) => def.name));
       const rendered = engine.render(set, scope, request.storeVersion);
+      served = servedIngresses(reader, modelOptions(set.values));
       rejections = reader.rejections;
       return rendered;
     });
@@ -99,6 +103,7 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
     timings: { renderMs: rendered - start, validateMs: validated - rendered, totalMs: validated - start },
     warnings,
     rejections,
+    ...(served === undefined ? {} : { servedIngresses: served }),
   };
 }
 

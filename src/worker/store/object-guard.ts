@@ -3,7 +3,7 @@
 // object entered, never by its `kind` field; an object no store admitted is never accepted. A
 // verdict is the accepted view (the object itself, or a frozen copy without its bad parts) plus
 // structured rejections, or the object's rejection; cached per object identity and guard policy.
-import type { KubeObject, Rejection, RejectionScope } from '../protocol.js';
+import type { KubeObject, Rejection, RejectionCode, RejectionScope } from '../protocol.js';
 import { annotationChecksGeneration } from './annotation-checks.js';
 import { checkEndpointSlice } from './endpoint-slice-check.js';
 import type { KindOutcome, Problem } from './field-rules.js';
@@ -176,5 +176,20 @@ function rejection(kind: string, object: KubeObject, problem: { readonly scope: 
     name: meta?.name === undefined ? '(unnamed)' : printable(meta.name),
     scope: problem.scope,
     reason: escapeLogText(problem.reason),
+    code: codeOf(problem.scope),
   });
+}
+
+/** The stable reason of a rejection by the object checks, by what it cost. */
+export function codeOf(scope: RejectionScope): RejectionCode {
+  switch (scope) {
+    case 'annotation':
+      return 'InvalidAnnotation';
+    case 'tls':
+      return 'InvalidTLS';
+    case 'endpoint':
+      return 'EndpointRefused';
+    default:
+      return 'Rejected';
+  }
 }
