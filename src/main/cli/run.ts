@@ -35,6 +35,10 @@ interface RunFlags {
   haproxy: boolean;
   minDeploymentInterval: number;
   driftInterval: number;
+  publishService?: string;
+  publishAddress?: string;
+  statusWritesPerSecond: number;
+  updateStatusOnShutdown: boolean;
 }
 
 export function registerRun(program: Command): void {
@@ -62,6 +66,10 @@ export function registerRun(program: Command): void {
     .option('--haproxy', 'start and supervise a local HAProxy on the output (master socket <out>/run/master.sock)', false)
     .addOption(new Option('--min-deployment-interval <ms>', 'least time between two reloads').default(2000).argParser(nonNegativeInteger))
     .addOption(new Option('--drift-interval <ms>', 'redeploy when nothing was deployed for this long').default(60_000).argParser(positiveInteger))
+    .option('--publish-service <ns/name>', "publish this Service's load-balancer addresses (else externalIPs, else ClusterIP) in the status of the served Ingresses")
+    .option('--publish-address <a[,b...]>', 'publish these IPs or host names in the status of the served Ingresses')
+    .addOption(new Option('--status-writes-per-second <n>', 'pace of Ingress status writes').default(20).argParser(positiveNumber))
+    .addOption(new Option('--update-status-on-shutdown <bool>', 'clear the published addresses when the controller stops for good (with --leader-elect: when it releases the Lease)').default(true).argParser(booleanFlag))
     .action(async (flags: RunFlags) => {
       process.exitCode = await runCommand(flags);
     });
@@ -70,6 +78,9 @@ export function registerRun(program: Command): void {
 async function runCommand(flags: RunFlags): Promise<number> {
   const chosen = [flags.manifests !== undefined, flags.kubeconfig !== undefined, flags.inCluster === true].filter(Boolean).length;
   if (chosen !== 1) throw new InvalidArgumentError('run needs exactly one of --manifests DIR, --kubeconfig FILE or --in-cluster');
+  if (flags.manifests !== undefined && (flags.publishService !== undefined || flags.publishAddress !== undefined)) {
+    throw new InvalidArgumentError('--publish-service and --publish-address write Ingress status on an API server: use them with --kubeconfig or --in-cluster');
+  }
   const logger = defaultLogger();
   const options: RunOptions = {
     source:
@@ -99,6 +110,16 @@ async function runCommand(flags: RunFlags): Promise<number> {
           },
         }
       : {}),
+    ...(flags.manifests === undefined
+      ? {
+          feedback: {
+            statusWritesPerSecond: flags.statusWritesPerSecond,
+            updateStatusOnShutdown: flags.updateStatusOnShutdown,
+            ...(flags.publishService === undefined ? {} : { publishService: flags.publishService }),
+            ...(flags.publishAddress === undefined ? {} : { publishAddress: flags.publishAddress }),
+          },
+        }
+      : {}),
     ...(flags.haproxy ? { haproxy: { minDeploymentIntervalMs: flags.minDeploymentInterval, driftIntervalMs: flags.driftInterval } } : {}),
   };
   const stop = new AbortController();
@@ -122,6 +143,12 @@ async function runCommand(flags: RunFlags): Promise<number> {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }
+}
+
+function booleanFlag(text: string): boolean {
+  if (text === 'true') return true;
+  if (text === 'false') return false;
+  throw new InvalidArgumentError(`expected true or false, got ${JSON.stringify(text)}`);
 }
 
 function defaultIdentity(): string {

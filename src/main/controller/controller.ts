@@ -20,6 +20,7 @@ import { OutputWriter } from '../output/output-writer.js';
 import type { ManifestLimits } from '../sources/manifest/manifest-loader.js';
 import { ManifestSource } from '../sources/manifest/manifest-source.js';
 import type { Source } from '../sources/source.js';
+import { attachFeedback, checkFeedbackOptions, type FeedbackOptions } from './feedback.js';
 import { loadOutputTemplateSet } from '../template-set/output-template-set.js';
 
 export type SourceChoice = { readonly manifests: string } | { readonly kubeconfig: string } | { readonly inCluster: true };
@@ -43,6 +44,8 @@ export interface ControllerOptions {
   readonly leaderElection?: LeaderElectionOptions;
   /** Start and supervise a local HAProxy on the output directory, and deploy to it. */
   readonly haproxy?: HaproxyOptions;
+  /** Ingress status addresses and Events (a Kubernetes source only; see feedback.ts). */
+  readonly feedback?: FeedbackOptions;
   readonly clock?: Clock;
   readonly logger?: Logger;
 }
@@ -97,6 +100,7 @@ export async function assembleController(options: ControllerOptions, choose: { s
   // HAProxy's admin socket is where the deployer's runtime changes go (`run --haproxy`).
   const runtime = options.haproxy === undefined ? {} : { runtimeSocket: join(options.out, 'run', 'admin.sock') };
   const templateSet = await loadControllerTemplateSet(options, runtime);
+  if (options.feedback !== undefined) checkFeedbackOptions(options.feedback);
   const source = choose.source ?? (await sourceFor(options, clock, logger));
   const elector = choose.elector ?? (await electorFor(options, clock, logger));
   const engine = await Engine.create({
@@ -109,6 +113,10 @@ export async function assembleController(options: ControllerOptions, choose: { s
   });
   const output = new OutputDirectory(options.out);
   const hooks: ControllerHooks = {};
+  if (!('manifests' in options.source) && options.feedback !== undefined) {
+    const { loadKubeConfig } = await import('../sources/kubernetes/kube-config.js');
+    attachFeedback(engine, loadKubeConfig(kubeConfigFrom(options.source)), options.feedback, options.leaderElection?.identity ?? 'haptic-reconciler');
+  }
   if (options.haproxy === undefined) {
     const writer = new OutputWriter({ bus: engine.bus, directory: output, clock, logger });
     engine.addLeaderComponent(writer);
