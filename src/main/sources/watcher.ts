@@ -180,10 +180,12 @@ export function prepare(object: KubeObject, definition: Pick<StoreDefinition, 'a
 
 /**
  * Whether `next` differs from `previous` in `status` (and resourceVersion) alone. The generation
- * tells first: the API server bumps it on every spec change, never on status or metadata alone.
+ * tells first: the API server bumps it on every spec change, never on status or metadata alone;
+ * labels and annotations, which do not bump it, are compared with the rest.
  */
 export function onlyStatusChanged(previous: KubeObject, next: KubeObject): boolean {
-  if (previous.metadata.generation !== next.metadata.generation) return false;
+  // Objects without a generation (manifests, synthetic sources) come from no API server: kept.
+  if (typeof next.metadata.generation !== 'number' || previous.metadata.generation !== next.metadata.generation) return false;
   return JSON.stringify(withoutStatus(previous)) === JSON.stringify(withoutStatus(next));
 }
 
