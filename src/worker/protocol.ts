@@ -156,6 +156,12 @@ export interface RenderSuccess {
    * as a whole, sorted. Absent when the template set has no Ingress store.
    */
   readonly servedIngresses?: readonly string[];
+  /**
+   * What the routing model left out of Ingresses it serves (a host another namespace owns, a
+   * Service that does not exist, a missing TLS Secret), each also a warning. Kept apart from
+   * `rejections`, which are the object checks' verdicts; absent means none.
+   */
+  readonly findings?: readonly Rejection[];
   /** The worker thread that rendered it (absent inline). */
   readonly threadId?: number;
   /**

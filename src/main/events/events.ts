@@ -51,6 +51,8 @@ export interface EventFields {
     readonly rejections?: readonly Rejection[];
     /** `namespace/name` of the Ingresses the render serves (for their status), when it has an Ingress store. */
     readonly servedIngresses?: readonly string[];
+    /** What the routing model left out of served Ingresses (host conflicts, missing Services), with reason codes. */
+    readonly findings?: readonly Rejection[];
   };
   'reconciliation.failed': {
     readonly error: string;

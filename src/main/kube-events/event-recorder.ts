@@ -101,7 +101,7 @@ export class KubeEventRecorder {
       for (;;) {
         const render = await subscription.next(term);
         if (render === undefined) break;
-        if (render.rejections !== undefined) this.observe(render.rejections);
+        if (render.rejections !== undefined) this.observe(render.findings === undefined ? render.rejections : [...render.rejections, ...render.findings]);
       }
     } finally {
       subscription.close();

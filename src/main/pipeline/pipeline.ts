@@ -31,6 +31,8 @@ export interface PipelineResult {
   readonly rejections: readonly Rejection[];
   /** `namespace/name` of the Ingresses this render serves (absent: the set has no Ingress store). */
   readonly servedIngresses?: readonly string[];
+  /** What the routing model left out of served Ingresses, as rejections with a reason code. */
+  readonly findings?: readonly Rejection[];
 }
 
 export interface ExecuteOptions {
@@ -58,5 +60,6 @@ export function toPipelineResult(outcome: RenderOutcome, renderId: string = rand
     warnings: outcome.warnings,
     rejections: outcome.rejections,
     ...(outcome.servedIngresses === undefined ? {} : { servedIngresses: outcome.servedIngresses }),
+    ...(outcome.findings === undefined ? {} : { findings: outcome.findings }),
   };
 }

@@ -193,6 +193,7 @@ export class Coordinator {
             rejectionCounts: countRejections(result.rejections),
             rejections: result.rejections ?? [],
             ...(result.servedIngresses === undefined ? {} : { servedIngresses: result.servedIngresses }),
+            ...(result.findings === undefined ? {} : { findings: result.findings }),
           },
           trigger,
           this.#clock,
