@@ -43,7 +43,11 @@ export interface Rejection {
   readonly name: string;
   readonly scope: RejectionScope;
   readonly reason: string;
-  /** The stable reason; absent in rejections built elsewhere, which then count as `Rejected`. */
+  /**
+   * The stable reason. Set on the routing model's findings; the object checks leave it out, and
+   * their reason follows from `scope` (object-guard.ts `codeOf`: annotation -> InvalidAnnotation,
+   * tls -> InvalidTLS, endpoint -> EndpointRefused, object and path -> Rejected).
+   */
   readonly code?: RejectionCode;
 }
 

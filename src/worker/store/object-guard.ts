@@ -176,11 +176,13 @@ function rejection(kind: string, object: KubeObject, problem: { readonly scope: 
     name: meta?.name === undefined ? '(unnamed)' : printable(meta.name),
     scope: problem.scope,
     reason: escapeLogText(problem.reason),
-    code: codeOf(problem.scope),
   });
 }
 
-/** The stable reason of a rejection by the object checks, by what it cost. */
+/**
+ * The stable reason of a rejection by the object checks, by what it cost: the object checks'
+ * rejections carry no `code` (their scope determines it); the routing model's findings do.
+ */
 export function codeOf(scope: RejectionScope): RejectionCode {
   switch (scope) {
     case 'annotation':
