@@ -8,7 +8,6 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../src/worker/protocol.js';
 import { startCli, type CliProcess } from '../helpers/cli-process.js';
 import { eventually } from '../helpers/eventually.js';
 import { FakeKubeApi, type FakeObject } from '../helpers/fake-kube-api.js';
@@ -167,4 +166,10 @@ describe('run --publish-address behind a 403, and a --publish-service that does 
   }, 90_000);
 });
 
-void ({} as KubeObject);
+describe('status flags', () => {
+  it('refuses a --publish-address entry that is neither an IP nor a host name, naming it', async () => {
+    const child = run(join(dir, 'bad-flag'), ['--publish-address', '192.0.2.5,bad host']);
+    expect(await child.exited).toBe(1);
+    expect(child.output()).toContain('--publish-address: "bad host" is neither an IP address nor a DNS host name');
+  }, 30_000);
+});
