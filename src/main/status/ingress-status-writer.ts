@@ -78,7 +78,8 @@ export class IngressStatusWriter {
 
   /** The Ingresses the latest render serves (sorted `namespace/name` keys). */
   setServed(keys: readonly string[]): void {
-    if (keys === this.#servedList) return;
+    // Most renders serve the same Ingresses: a compare of the sorted lists, no Set built.
+    if (keys === this.#servedList || (this.#servedList !== undefined && sameList(keys, this.#servedList))) return;
     this.#servedList = keys;
     const next = new Set(keys);
     for (const key of next) if (!this.#served.has(key)) this.#queue.add(key);
@@ -210,4 +211,10 @@ export class IngressStatusWriter {
     this.#logger.warn({ ingress: key, status }, 'Ingress status write failed; retrying');
     return 'retry';
   }
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
