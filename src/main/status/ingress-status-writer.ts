@@ -49,7 +49,8 @@ export class IngressStatusWriter {
   /** Keys to look at, in order. */
   readonly #queue = new Set<string>();
   #wake: Deferred<void> = deferred<void>();
-  #scanned = false;
+  /** Ingresses not served may still hold addresses a previous leader wrote: looked at once per term, once the addresses are known. */
+  #scanPending = true;
   #warnedForbidden = false;
   #writes = 0;
   #failures = 0;
@@ -70,9 +71,11 @@ export class IngressStatusWriter {
   setAddresses(addresses: readonly LoadBalancerIngress[] | undefined): void {
     const text = addresses === undefined ? undefined : addressesText(addresses);
     if (text === this.#addressesText) return;
+    if (this.#addressesText === undefined) this.#scanPending = true;
     this.#addresses = addresses;
     this.#addressesText = text;
     for (const key of this.#served) this.#queue.add(key);
+    this.#scan();
     this.#wake.resolve();
   }
 
@@ -85,12 +88,15 @@ export class IngressStatusWriter {
     for (const key of next) if (!this.#served.has(key)) this.#queue.add(key);
     for (const key of this.#served) if (!next.has(key)) this.#queue.add(key);
     this.#served = next;
-    if (!this.#scanned) {
-      // Once per term: Ingresses no longer served may still hold addresses a previous leader wrote.
-      this.#scanned = true;
-      for (const key of this.#options.keys()) if (!next.has(key)) this.#queue.add(key);
-    }
+    this.#scan();
     this.#wake.resolve();
+  }
+
+  /** Queues every Ingress not served, once the addresses and the served list are known. */
+  #scan(): void {
+    if (!this.#scanPending || this.#addresses === undefined || this.#servedList === undefined) return;
+    this.#scanPending = false;
+    for (const key of this.#options.keys()) if (!this.#served.has(key)) this.#queue.add(key);
   }
 
   /** Writes until `signal` aborts. */

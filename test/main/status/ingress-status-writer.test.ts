@@ -118,6 +118,25 @@ describe('IngressStatusWriter', () => {
     await running;
   });
 
+  it('clears an Ingress no longer served that holds the addresses a previous leader published, once the addresses are known', async () => {
+    add('shop', 'web');
+    add('shop', 'moved', { loadBalancer: { ingress: LB } });
+    const writer = writerFor();
+    const term = new AbortController();
+    const running = writer.run(term.signal);
+    // The first render comes before the Service's addresses are known.
+    writer.setAddresses(undefined);
+    writer.setServed(['shop/web']);
+    await drive(clock, apis, () => writer.stats.queued === 0);
+    expect(api.statusWrites).toHaveLength(0);
+    writer.setAddresses(LB);
+    await drive(clock, apis, () => api.statusWrites.length === 2 && apis.inFlight() === 0);
+    expect(statusOf('shop/moved')).toEqual({});
+    expect(statusOf('shop/web')).toEqual({ ingress: LB });
+    term.abort();
+    await running;
+  });
+
   it('writes nothing while the addresses are unknown (a --publish-service that does not exist)', async () => {
     add('shop', 'web');
     const writer = writerFor();
