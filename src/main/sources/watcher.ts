@@ -16,7 +16,8 @@ export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-confi
 
 /**
  * Kinds whose `status` the controller writes itself and no template reads: an update that changed
- * only their status (the leader's own status write coming back through the watch) is dropped.
+ * only their status (the leader's own status write coming back through the watch) is stored
+ * without a `resource.index.updated`, so it never triggers a render.
  */
 export const STATUS_WRITTEN_KINDS: ReadonlySet<string> = new Set(['Ingress']);
 
@@ -89,6 +90,9 @@ export class ResourceWatcher {
       return;
     }
     if (previous !== undefined && STATUS_WRITTEN_KINDS.has(this.definition.kind) && onlyStatusChanged(previous, object)) {
+      // Kept, so the store tells the truth about status (a new leader reads it), but announced
+      // to nobody: a status change never triggers a render.
+      this.#store.upsert(object, key);
       this.statusOnly++;
       return;
     }

@@ -99,6 +99,20 @@ export class IngressStatusWriter {
     for (const key of this.#options.keys()) if (!this.#served.has(key)) this.#queue.add(key);
   }
 
+  /**
+   * These Ingresses changed in the store (their status included): look at them again, trusting
+   * the store over what this writer last wrote (another replica may have written since).
+   */
+  recheck(keys: Iterable<string>): void {
+    let any = false;
+    for (const key of keys) {
+      this.#written.delete(key);
+      this.#queue.add(key);
+      any = true;
+    }
+    if (any) this.#wake.resolve();
+  }
+
   /** Writes until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
     const onAbort = (): void => this.#wake.resolve();

@@ -1,7 +1,8 @@
 // IngressStatus (leader only): publishes load-balancer addresses in the status of the Ingresses
 // each render serves (template.rendered's `servedIngresses`), through an IngressStatusWriter.
 // The addresses are fixed (`--publish-address`) or follow a Service (`--publish-service`, see
-// published-service.ts). When the controller stops for good (`updateStatusOnShutdown`, and the
+// published-service.ts). Ingress changes that trigger no render (status written by another
+// replica) are picked up from the store's change log. When the controller stops for good (`updateStatusOnShutdown`, and the
 // engine is stopping rather than handing leadership over), it clears the addresses it published,
 // within a short deadline. It never delays a render or a deploy: it only reads rendered events.
 // Subscribes (in start, leader-only): template.rendered
@@ -10,7 +11,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { EventBus } from '../bus/event-bus.js';
 import { deferred, type Deferred } from '../core/async.js';
-import type { Clock } from '../core/clock.js';
+import { every, type Clock } from '../core/clock.js';
 import type { ControllerEvent } from '../events/events.js';
 import type { StoreProvider } from '../stores/store-provider.js';
 import type { IngressStatusApi } from './ingress-status-api.js';
@@ -39,6 +40,8 @@ export interface IngressStatusOptions {
   readonly ingressStore?: string;
   /** Most time spent clearing on shutdown. @default 3000 */
   readonly shutdownClearMs?: number;
+  /** How often Ingress changes in the store (status written by another replica) are looked at between renders. @default 5000 */
+  readonly recheckMs?: number;
 }
 
 export class IngressStatus {
@@ -84,14 +87,26 @@ export class IngressStatus {
       const service = new PublishedService({ kubeConfig: publish.kubeConfig, ...publish.service, clock, logger: this.#logger, onAddresses: (a) => writer.setAddresses(a) });
       running.push(service.run(term));
     }
+    // Status changes reach the store without a render (see watcher.ts); they are looked at after
+    // each render and every few seconds, through the store's change log: O(changes).
+    let seen = stores.version;
+    const recheck = (): void => {
+      const changes = stores.changesSince(seen);
+      seen = changes.toVersion;
+      if (changes.kind === 'full') writer.recheck(ingresses()?.keys() ?? []);
+      else writer.recheck(changes.changes.filter((change) => change.store === storeName).map((change) => change.key));
+    };
+    const stopTicking = every(clock, this.#options.recheckMs ?? 5000, recheck, { unref: true });
     this.#ready.resolve();
     try {
       for (;;) {
         const render = await subscription.next(term);
         if (render === undefined) break;
         if (render.servedIngresses !== undefined) writer.setServed(render.servedIngresses);
+        recheck();
       }
     } finally {
+      stopTicking();
       subscription.close();
       this.#ready = deferred<void>();
       await Promise.allSettled(running);

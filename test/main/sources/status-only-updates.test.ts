@@ -1,6 +1,7 @@
-// The watcher drops an Ingress update that changed only its status (the leader's own status write
-// coming back through the watch), so a status write never triggers a render; every other change
-// of an Ingress, and status changes of other kinds, still go through.
+// The watcher stores an Ingress update that changed only its status (the leader's own status
+// write coming back through the watch) without announcing it, so a status write never triggers a
+// render while the store keeps the truth; every other change of an Ingress, and status changes of
+// other kinds, are announced as before.
 import { describe, expect, it } from 'vitest';
 import { EventBus } from '../../../src/main/bus/event-bus.js';
 import type { ControllerEvent, EventOf } from '../../../src/main/events/events.js';
@@ -27,7 +28,8 @@ function ingress(rv: string, generation: number, extra: Partial<KubeObject> = {}
 
 async function rig() {
   const bus = new EventBus<ControllerEvent>({ logger: silentLogger() });
-  const watchers = new WatcherSet({ definitions: [INGRESSES, PODS], stores: new StoreProvider(), bus, clock: new FakeClock(), logger: silentLogger() });
+  const stores = new StoreProvider();
+  const watchers = new WatcherSet({ definitions: [INGRESSES, PODS], stores, bus, clock: new FakeClock(), logger: silentLogger() });
   const subscription = bus.subscribe('test', { types: ['resource.index.updated'], bufferSize: 1000 });
   bus.start();
   watchers.synced('ingresses');
@@ -39,16 +41,17 @@ async function rig() {
     return n;
   };
   await modified();
-  return { watchers, modified };
+  return { watchers, stores, modified };
 }
 
 describe('status-only updates', () => {
-  it('drops an Ingress update whose only change is its status and resourceVersion', async () => {
-    const { watchers, modified } = await rig();
+  it('stores an Ingress update whose only change is its status without announcing it', async () => {
+    const { watchers, stores, modified } = await rig();
     watchers.upsert('ingresses', ingress('10', 1));
     await modified();
     watchers.upsert('ingresses', ingress('11', 1, { status: { loadBalancer: { ingress: [{ ip: '203.0.113.7' }] } } }));
     expect(await modified()).toBe(0);
+    expect(stores.store('ingresses').get('shop/web')?.status).toEqual({ loadBalancer: { ingress: [{ ip: '203.0.113.7' }] } });
   });
 
   it('keeps an Ingress update that changed annotations without a new generation', async () => {

@@ -84,6 +84,20 @@ describe('IngressStatus', () => {
     expect(h.status.stats.cleared).toBe(1);
   });
 
+  it('publishes again when another replica cleared the status meanwhile (a handover), without a render', async () => {
+    const h = await harness();
+    await drive(clock, apis, () => lb('shop/web') !== undefined && apis.inFlight() === 0);
+    const renders = h.engine.coordinator.stats.renders;
+    // The previous leader clears on its way out; the watch stores that without announcing it.
+    await apis.status.writeStatus('shop', 'web', [], new AbortController().signal);
+    h.engine.stores.store('ingresses').upsert(api.get(INGRESSES, 'shop/web') as KubeObject);
+    expect(lb('shop/web')).toBeUndefined();
+    await drive(clock, apis, () => lb('shop/web') !== undefined);
+    expect(lb('shop/web')).toEqual([{ ip: '192.0.2.5' }]);
+    expect(h.engine.coordinator.stats.renders).toBe(renders);
+    await h.close();
+  });
+
   it('writes nothing on a follower', async () => {
     const h = await harness(follower);
     await h.engine.whenStarted();
