@@ -39,6 +39,7 @@ interface RunFlags {
   publishAddress?: string;
   statusWritesPerSecond: number;
   updateStatusOnShutdown: boolean;
+  events: boolean;
 }
 
 export function registerRun(program: Command): void {
@@ -70,6 +71,7 @@ export function registerRun(program: Command): void {
     .option('--publish-address <a[,b...]>', 'publish these IPs or host names in the status of the served Ingresses')
     .addOption(new Option('--status-writes-per-second <n>', 'pace of Ingress status writes').default(20).argParser(positiveNumber))
     .addOption(new Option('--update-status-on-shutdown <bool>', 'clear the published addresses when the controller stops for good (with --leader-elect: when it releases the Lease)').default(true).argParser(booleanFlag))
+    .addOption(new Option('--events <bool>', 'write Kubernetes Events (events.k8s.io/v1) on rejected objects').default(true).argParser(booleanFlag))
     .action(async (flags: RunFlags) => {
       process.exitCode = await runCommand(flags);
     });
@@ -115,6 +117,7 @@ async function runCommand(flags: RunFlags): Promise<number> {
           feedback: {
             statusWritesPerSecond: flags.statusWritesPerSecond,
             updateStatusOnShutdown: flags.updateStatusOnShutdown,
+            events: flags.events,
             ...(flags.publishService === undefined ? {} : { publishService: flags.publishService }),
             ...(flags.publishAddress === undefined ? {} : { publishAddress: flags.publishAddress }),
           },
