@@ -98,13 +98,15 @@ describe('run --publish-service', () => {
     await eventually(() => addresses('app') !== undefined && addresses('shop') !== undefined, 'the addresses on the served Ingresses', 60_000);
   }, 90_000);
 
-  it('publishes the LoadBalancer address on every served Ingress, once, and not on another class', () => {
+  it('publishes the LoadBalancer address on every served Ingress, once, and not on another class', async () => {
     expect(addresses('app')).toEqual([{ ip: '203.0.113.10' }]);
     expect(addresses('shop')).toEqual([{ ip: '203.0.113.10' }]);
     expect(writesTo('app')).toBe(1);
     expect(addresses('theirs')).toBeUndefined();
     expect(writesTo('theirs')).toBe(0);
     expect(api.get(INGRESSES, 'apps/app')?.metadata.generation).toBe(1);
+    expect(await metric(controller, 'haptic_ingress_status_writes_total{outcome="ok"}')).toBeGreaterThanOrEqual(2);
+    expect(await metric(controller, 'haptic_kube_events_total{outcome="failed"}')).toBe(0);
   });
 
   it('follows a change of the Service', async () => {

@@ -83,6 +83,8 @@ export interface AssembledController {
   readonly haproxy: { readonly deployer: Deployer; readonly target: LocalHaproxyTarget } | undefined;
   /** Set these before the engine starts. */
   readonly hooks: ControllerHooks;
+  /** Ingress status and Events components (a Kubernetes source only), for metrics. */
+  readonly feedback?: ReturnType<typeof attachFeedback>;
 }
 
 /**
@@ -113,14 +115,15 @@ export async function assembleController(options: ControllerOptions, choose: { s
   });
   const output = new OutputDirectory(options.out);
   const hooks: ControllerHooks = {};
+  let feedback: ReturnType<typeof attachFeedback> | undefined;
   if (!('manifests' in options.source) && options.feedback !== undefined) {
     const { loadKubeConfig } = await import('../sources/kubernetes/kube-config.js');
-    attachFeedback(engine, loadKubeConfig(kubeConfigFrom(options.source)), options.feedback, options.leaderElection?.identity ?? 'haptic-reconciler');
+    feedback = attachFeedback(engine, loadKubeConfig(kubeConfigFrom(options.source)), options.feedback, options.leaderElection?.identity ?? 'haptic-reconciler');
   }
   if (options.haproxy === undefined) {
     const writer = new OutputWriter({ bus: engine.bus, directory: output, clock, logger });
     engine.addLeaderComponent(writer);
-    return { engine, templateSet, output, writer, haproxy: undefined, hooks };
+    return { engine, templateSet, output, writer, haproxy: undefined, hooks, ...(feedback === undefined ? {} : { feedback }) };
   }
   const process = HaproxyProcess.forOutputDirectory(options.out, { clock, logger, onRestart: () => hooks.onHaproxyRestart?.() });
   const target = new LocalHaproxyTarget({ output, haproxy: process, logger });
@@ -139,7 +142,7 @@ export async function assembleController(options: ControllerOptions, choose: { s
   engine.addLeaderComponent(
     new DriftPreventionMonitor({ bus: engine.bus, clock, logger, ...(options.haproxy.driftIntervalMs === undefined ? {} : { driftIntervalMs: options.haproxy.driftIntervalMs }) }),
   );
-  return { engine, templateSet, output, writer: undefined, haproxy: { deployer, target }, hooks };
+  return { engine, templateSet, output, writer: undefined, haproxy: { deployer, target }, hooks, ...(feedback === undefined ? {} : { feedback }) };
 }
 
 async function sourceFor(options: ControllerOptions, clock: Clock, logger: Logger): Promise<Source> {

@@ -4,6 +4,7 @@
 import { attachHttpResources } from '../http-resources/http-resource-fetcher.js';
 import { ControllerMetrics } from '../metrics/metrics.js';
 import { MetricsAdapter } from '../metrics/metrics-adapter.js';
+import { registerFeedbackMetrics } from '../metrics/feedback-metrics.js';
 import { startHttpEndpoints } from '../metrics/http-endpoints.js';
 import { assembleController, type AssembledController, type ControllerOptions } from './controller.js';
 
@@ -24,6 +25,7 @@ export async function runController(options: RunOptions, signal: AbortSignal, on
     ...(engine.pool === undefined ? {} : { pool: engine.pool }),
     ...(engine.watchers === undefined ? {} : { sourceProblems: engine.watchers }),
   });
+  if (assembled.feedback !== undefined) registerFeedbackMetrics(metrics.registry, assembled.feedback);
   assembled.hooks.onHaproxyRestart = () => metrics.countHaproxyRestart();
   assembled.hooks.onEndpointChangeApplied = (seconds) => metrics.observeEndpointChangeToApplied(seconds);
   // Subscribes now, before the engine starts the bus, so it sees the first events too.

@@ -49,6 +49,8 @@ export class IngressStatus {
   readonly #logger: Logger;
   #ready: Deferred<void> = deferred<void>();
   #writer: IngressStatusWriter | undefined;
+  /** Totals of the terms that ended (each term has a writer of its own). */
+  #ended = { writes: 0, failures: 0, forbidden: 0 };
   #cleared = 0;
 
   constructor(options: IngressStatusOptions) {
@@ -60,9 +62,16 @@ export class IngressStatus {
     return this.#ready.promise;
   }
 
-  /** The current term's writer statistics (zeros between terms). */
+  /** Totals over every term; `queued` is the current term's. */
   get stats(): StatusWriterStats & { readonly cleared: number } {
-    return { ...(this.#writer?.stats ?? { writes: 0, failures: 0, forbidden: 0, queued: 0 }), cleared: this.#cleared };
+    const current = this.#writer?.stats ?? { writes: 0, failures: 0, forbidden: 0, queued: 0 };
+    return {
+      writes: this.#ended.writes + current.writes,
+      failures: this.#ended.failures + current.failures,
+      forbidden: this.#ended.forbidden + current.forbidden,
+      queued: current.queued,
+      cleared: this.#cleared,
+    };
   }
 
   async start(term: AbortSignal): Promise<void> {
@@ -111,6 +120,9 @@ export class IngressStatus {
       this.#ready = deferred<void>();
       await Promise.allSettled(running);
       if ((this.#options.updateStatusOnShutdown ?? true) && (this.#options.stopping?.() ?? false)) await this.#clear(writer);
+      const { writes, failures, forbidden } = writer.stats;
+      this.#ended = { writes: this.#ended.writes + writes, failures: this.#ended.failures + failures, forbidden: this.#ended.forbidden + forbidden };
+      this.#writer = undefined;
     }
   }
 
