@@ -16,7 +16,13 @@ export interface FeedbackOptions {
   readonly publishAddress?: string;
   /** Ingress status writes per second. @default 20 */
   readonly statusWritesPerSecond?: number;
-  /** Clear the published addresses when the controller stops for good. @default true */
+  /**
+   * Clear the published addresses when the controller stops for good. @default true
+   * A replica cannot tell whether it is the last one: with leader election the leader clears when
+   * it releases the Lease on SIGTERM, and a replica that remains and takes over sees the cleared
+   * status in its store and publishes again (within its re-check interval, 5 s). During a rolling
+   * update the addresses can so be missing for a few seconds.
+   */
   readonly updateStatusOnShutdown?: boolean;
   /** Write Kubernetes Events for rejected objects. @default true */
   readonly events?: boolean;
