@@ -168,6 +168,26 @@ describe('run --publish-address behind a 403, and a --publish-service that does 
   }, 90_000);
 });
 
+describe('run --leader-elect --publish-address with two replicas', () => {
+  it('the leader clears on SIGTERM and the replica that takes over publishes again', async () => {
+    const election = ['--leader-elect', '--lease-namespace', 'default', '--lease-name', 'status-test', '--lease-duration', '3', '--renew-deadline', '2', '--retry-period', '0.5'];
+    const published = '[{"ip":"198.51.100.7"}]';
+    apply(ingress('shop', 'shop.example.com'));
+    const a = run(join(dir, 'replica-a'), [...election, '--identity', 'a', '--publish-address', '198.51.100.7']);
+    await eventually(() => JSON.stringify(addresses('app')) === published, 'the leader publishing', 60_000);
+    const b = run(join(dir, 'replica-b'), [...election, '--identity', 'b', '--publish-address', '198.51.100.7']);
+    await eventually(() => b.output().includes('watching the API server'), 'the second replica watching', 60_000);
+    const leases = '/apis/coordination.k8s.io/v1/leases';
+    const holder = (): unknown => (api.get(leases, 'default/status-test')?.spec as { holderIdentity?: unknown } | undefined)?.holderIdentity;
+    const [leader, other] = holder() === 'a' ? [a, b] : [b, a];
+    await leader.stop('SIGTERM');
+    await eventually(() => holder() === (leader === a ? 'b' : 'a'), 'the other replica leading', 30_000);
+    await eventually(() => JSON.stringify(addresses('app')) === published && JSON.stringify(addresses('shop')) === published, 'the addresses published again', 30_000);
+    await other.stop('SIGTERM');
+    expect(addresses('app')).toBeUndefined();
+  }, 120_000);
+});
+
 describe('status flags', () => {
   it('refuses a --publish-address entry that is neither an IP nor a host name, naming it', async () => {
     const child = run(join(dir, 'bad-flag'), ['--publish-address', '192.0.2.5,bad host']);
