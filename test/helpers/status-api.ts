@@ -13,6 +13,8 @@ export interface RecordedApis {
   readonly events: KubeEventApi;
   /** Fake-clock time (ms) of each status write, in order. */
   readonly statusTimes: number[];
+  /** Fake-clock time (ms) of each Event write (create or patch), in order. */
+  readonly eventTimes: number[];
   readonly inFlight: () => number;
   /** Resolves once no request is in flight. */
   readonly idle: () => Promise<void>;
@@ -23,6 +25,7 @@ export async function recordedApis(api: FakeKubeApi, clock: FakeClock, dir: stri
   const status = kubeIngressStatusApi(kubeConfig);
   const events = kubeEventApi(kubeConfig);
   const statusTimes: number[] = [];
+  const eventTimes: number[] = [];
   let inFlight = 0;
   let waiters: (() => void)[] = [];
   const counted = async <T>(work: () => Promise<T>): Promise<T> => {
@@ -46,10 +49,17 @@ export async function recordedApis(api: FakeKubeApi, clock: FakeClock, dir: stri
       },
     },
     events: {
-      create: (ns, event, signal) => counted(() => events.create(ns, event, signal)),
-      patch: (ns, name, patch, signal) => counted(() => events.patch(ns, name, patch, signal)),
+      create: (ns, event, signal) => {
+        eventTimes.push(clock.now());
+        return counted(() => events.create(ns, event, signal));
+      },
+      patch: (ns, name, patch, signal) => {
+        eventTimes.push(clock.now());
+        return counted(() => events.patch(ns, name, patch, signal));
+      },
     },
     statusTimes,
+    eventTimes,
     inFlight: () => inFlight,
     idle: () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve))),
   };

@@ -178,6 +178,18 @@ describe('KubeEventRecorder', () => {
     await h.close();
   }, 30_000);
 
+  it('paces Events over all objects: a burst of 50, then 10 a second', async () => {
+    const lost = Array.from({ length: 80 }, (_, i) => ingress('orphan', `lost-${String(i).padStart(2, '0')}`, { rules: [rule(`l${i}.example.com`, { path: '/', service: 'gone' })] }));
+    const h = await harness(lost);
+    const start = clock.now();
+    await drive(clock, apis, () => api.events().length === 80 && apis.inFlight() === 0);
+    const offsets = apis.eventTimes.map((t) => t - start);
+    expect(offsets.filter((t) => t === 0)).toHaveLength(50);
+    offsets.forEach((t, i) => expect(t).toBeGreaterThanOrEqual(Math.max(0, (i - 49) * 100) - 1));
+    expect(offsets.at(-1)).toBeGreaterThanOrEqual(3000);
+    await h.close();
+  }, 30_000);
+
   it('writes nothing on a follower', async () => {
     const h = await harness(brokenCluster(), followerElector);
     await h.engine.whenStarted();
