@@ -102,6 +102,8 @@ export class Engine {
   #synchronized = false;
   /** Components that ended or failed while the engine ran on, by name (see `liveness`). */
   readonly #stopped = new Map<string, string>();
+  /** Aborted once the running `start` is stopping. */
+  #stopSignal: AbortSignal | undefined;
   /** The current leadership term, while leading. */
   #term: { readonly controller: AbortController; readonly done: Promise<unknown> } | undefined;
   /** The last term ended: its leader components' start promises, settled once they stopped. */
@@ -166,6 +168,11 @@ export class Engine {
     return this.#ownedPool;
   }
 
+  /** True once the running `start` is stopping for good (not merely handing leadership over). */
+  get stopping(): boolean {
+    return this.#stopSignal?.aborted ?? false;
+  }
+
   get isLeader(): boolean {
     return this.#term !== undefined;
   }
@@ -205,6 +212,7 @@ export class Engine {
     this.#ran = true;
     // Aborted by the caller, or by a source that failed for good.
     const stop = new AbortController();
+    this.#stopSignal = stop.signal;
     const onAbort = (): void => stop.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     if (signal.aborted) stop.abort(signal.reason);

@@ -25,6 +25,14 @@ export type PipelineMode = 'reconcile' | 'admission';
 export type RejectionScope = 'object' | 'path' | 'tls' | 'annotation' | 'endpoint';
 
 /**
+ * The stable reason of a rejection, as the Kubernetes Event on the object names it: `Rejected`
+ * (the object, or one of its paths), `HostConflict` (a host or path another namespace owns),
+ * `InvalidAnnotation`, `InvalidTLS` (a TLS entry or its Secret), `BackendNotFound` (a Service
+ * or port that does not exist), `EndpointRefused` (an endpoint address that is not allowed).
+ */
+export type RejectionCode = 'Rejected' | 'HostConflict' | 'InvalidAnnotation' | 'InvalidTLS' | 'BackendNotFound' | 'EndpointRefused';
+
+/**
  * One object, or one part of an object, that the object guard left out of a render. `kind` is the
  * kind of the store the object entered (never the object's own `kind` field). `namespace` ('' for
  * cluster-scoped objects) and `name` are printable: control characters are escaped JSON-style.
@@ -41,6 +49,12 @@ export interface Rejection {
    * always means the whole object.
    */
   readonly wholeObject?: true;
+  /**
+   * The stable reason. Set on the routing model's findings; the object checks leave it out, and
+   * their reason follows from `scope` (object-guard.ts `codeOf`: annotation -> InvalidAnnotation,
+   * tls -> InvalidTLS, endpoint -> EndpointRefused, object and path -> Rejected).
+   */
+  readonly code?: RejectionCode;
 }
 
 /**
@@ -208,6 +222,17 @@ export interface RenderSuccess {
   readonly rejections: readonly Rejection[];
   /** Which objects the config's sections and the entries' names came from. */
   readonly origins?: OriginIndex;
+  /**
+   * `namespace/name` of every Ingress this render serves: of one of our classes and not rejected
+   * as a whole, sorted. Absent when the template set has no Ingress store.
+   */
+  readonly servedIngresses?: readonly string[];
+  /**
+   * What the routing model left out of Ingresses it serves (a host another namespace owns, a
+   * Service that does not exist, a missing TLS Secret), each also a warning. Kept apart from
+   * `rejections`, which are the object checks' verdicts; absent means none.
+   */
+  readonly findings?: readonly Rejection[];
   /** The worker thread that rendered it (absent inline). */
   readonly threadId?: number;
   /**

@@ -8,6 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
+import { keyOf, leaseProblem, matches, mergePatch, parsePath, type Parsed } from './fake-kube-paths.js';
 
 export type FakeObject = { apiVersion?: string; kind?: string; metadata: { name: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string>; [key: string]: unknown }; [key: string]: unknown };
 
@@ -21,16 +22,18 @@ export interface FakeRequestRecord {
 
 /** Resources that exist once per cluster: a namespaced path for them is a 404, as on a real server. */
 const CLUSTER_SCOPED = new Set(['ingressclasses', 'namespaces', 'nodes', 'persistentvolumes', 'storageclasses', 'clusterroles', 'clusterrolebindings']);
-const MICRO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
-interface Parsed {
-  /** `/api/v1/services`: the collection without namespace; the key of the store. */
+export interface StatusWrite {
+  readonly method: string;
   readonly resourcePath: string;
-  readonly resource: string;
-  readonly apiVersion: string;
-  readonly namespace: string | undefined;
-  readonly name: string | undefined;
+  /** `ns/name`. */
+  readonly key: string;
+  readonly status: unknown;
+  readonly at: number;
 }
+
+/** Where events.k8s.io/v1 Events are kept (see `events()`). */
+export const EVENTS_PATH = '/apis/events.k8s.io/v1/events';
 
 interface WatchStream {
   readonly resourcePath: string;
@@ -64,6 +67,8 @@ export class FakeKubeApi {
   readonly requests: FakeRequestRecord[] = [];
   /** Status codes answered, in order (watch streams count as 200 when they start). */
   readonly statuses: number[] = [];
+  /** Every accepted write to a `status` subresource, in order, with the status it left. */
+  readonly statusWrites: StatusWrite[] = [];
 
   private constructor() {
     this.#server = createServer((req, res) => this.#handle(req, res));
@@ -112,6 +117,11 @@ export class FakeKubeApi {
 
   get(resourcePath: string, key: string): FakeObject | undefined {
     return this.#store(resourcePath).get(key);
+  }
+
+  /** The Events objects written so far (events.k8s.io/v1), sorted by name. */
+  events(): FakeObject[] {
+    return [...this.#store(EVENTS_PATH).values()].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
   }
 
   /** Destroys every open watch connection: the client sees a premature close. */
@@ -170,9 +180,16 @@ export class FakeKubeApi {
     return store;
   }
 
+  /**
+   * Stores `object` with a new resourceVersion. As on a real server, `metadata.generation` starts
+   * at 1 and grows only when `spec` changed (never for status or metadata alone).
+   */
   #write(resourcePath: string, key: string, object: FakeObject, type: 'ADDED' | 'MODIFIED'): FakeObject {
     const rv = ++this.#rv;
-    const stored: FakeObject = structuredClone({ ...object, metadata: { ...object.metadata, resourceVersion: String(rv) } });
+    const before = this.#store(resourcePath).get(key);
+    const previous = typeof before?.metadata.generation === 'number' ? before.metadata.generation : 0;
+    const generation = before === undefined ? 1 : JSON.stringify(before.spec) === JSON.stringify(object.spec) ? Math.max(1, previous) : previous + 1;
+    const stored: FakeObject = structuredClone({ ...object, metadata: { ...object.metadata, resourceVersion: String(rv), generation } });
     this.#store(resourcePath).set(key, stored);
     this.#record({ rv, resourcePath, type, object: stored });
     return stored;
@@ -226,10 +243,20 @@ export class FakeKubeApi {
       else this.#json(res, 200, object);
       return;
     }
-    if (record.method === 'POST' || record.method === 'PUT') {
+    if (parsed.subresource !== undefined && (parsed.subresource !== 'status' || parsed.name === undefined || record.method === 'POST')) {
+      this.#status(res, 404, 'NotFound', `the server could not find the requested resource (${record.path})`);
+      return;
+    }
+    if (record.method === 'POST' || record.method === 'PUT' || record.method === 'PATCH') {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => this.#save(res, parsed, record.method, Buffer.concat(chunks).toString('utf8')));
+      req.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        if (record.method === 'PATCH' && req.headers['content-type'] !== 'application/merge-patch+json') {
+          this.#status(res, 415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/merge-patch+json`);
+        } else if (parsed.subresource === 'status' || record.method === 'PATCH') this.#update(res, parsed, record.method, text);
+        else this.#save(res, parsed, record.method, text);
+      });
       return;
     }
     this.#status(res, 405, 'MethodNotAllowed', `${record.method} is not supported here`);
@@ -280,6 +307,42 @@ export class FakeKubeApi {
     };
     const stored = this.#write(parsed.resourcePath, key, object, existing === undefined ? 'ADDED' : 'MODIFIED');
     this.#json(res, method === 'POST' ? 201 : 200, stored);
+  }
+
+  /**
+   * PUT or merge-PATCH of an object's `status` subresource (only `status` changes: the
+   * resourceVersion grows, the generation does not), or a merge-PATCH of a whole object.
+   */
+  #update(res: ServerResponse, parsed: Parsed, method: string, text: string): void {
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      this.#status(res, 400, 'BadRequest', 'the body is not JSON');
+      return;
+    }
+    const name = parsed.name ?? '';
+    const key = keyOf(parsed.namespace, name);
+    const existing = this.#store(parsed.resourcePath).get(key);
+    if (existing === undefined) {
+      this.#status(res, 404, 'NotFound', `${parsed.resource} "${name}" not found`);
+      return;
+    }
+    const meta = body.metadata as { resourceVersion?: unknown } | undefined;
+    if (meta?.resourceVersion !== undefined && meta.resourceVersion !== '' && meta.resourceVersion !== existing.metadata.resourceVersion) {
+      this.#status(res, 409, 'Conflict', `Operation cannot be fulfilled on ${parsed.resource} "${name}": the object has been modified; please apply your changes to the latest version and try again`);
+      return;
+    }
+    let object: FakeObject;
+    if (parsed.subresource === 'status') {
+      const status = method === 'PATCH' ? (mergePatch({ status: existing.status }, body) as { status?: unknown }).status : body.status;
+      object = { ...existing, status };
+    } else {
+      object = mergePatch(existing, { ...body, metadata: { ...(body.metadata as object), name, resourceVersion: null } }) as FakeObject;
+    }
+    const stored = this.#write(parsed.resourcePath, key, object, 'MODIFIED');
+    if (parsed.subresource === 'status') this.statusWrites.push({ method, resourcePath: parsed.resourcePath, key, status: stored.status, at: Date.now() });
+    this.#json(res, 200, stored);
   }
 
   #list(res: ServerResponse, parsed: Parsed, query: Readonly<Record<string, string>>): void {
@@ -333,66 +396,3 @@ export class FakeKubeApi {
   }
 }
 
-/** `/api/v1[/namespaces/ns]/resource[/name]` or `/apis/group/version[/namespaces/ns]/resource[/name]`. */
-function parsePath(path: string): Parsed | undefined {
-  const segments = path.split('/').filter((s) => s !== '').map(decodeURIComponent);
-  let prefix: string[];
-  if (segments[0] === 'api' && segments.length >= 3) prefix = segments.slice(0, 2);
-  else if (segments[0] === 'apis' && segments.length >= 4) prefix = segments.slice(0, 3);
-  else return undefined;
-  let rest = segments.slice(prefix.length);
-  let namespace: string | undefined;
-  if (rest[0] === 'namespaces' && rest.length >= 3) {
-    namespace = rest[1];
-    rest = rest.slice(2);
-  }
-  const [resource, name, ...extra] = rest;
-  if (resource === undefined || extra.length > 0) return undefined;
-  return { resourcePath: `/${prefix.join('/')}/${resource}`, resource, apiVersion: prefix.slice(1).join('/'), namespace, name };
-}
-
-function keyOf(namespace: string | undefined, name: string): string {
-  return namespace === undefined || namespace === '' ? name : `${namespace}/${name}`;
-}
-
-/** Namespace, then `k=v`, `k==v`, `k!=v`, `k`, `!k` label terms and `path=v`/`path!=v` field terms. */
-function matches(object: FakeObject, namespace: string | undefined, query: Readonly<Record<string, string>>): boolean {
-  if (namespace !== undefined && object.metadata.namespace !== namespace) return false;
-  const labels = object.metadata.labels ?? {};
-  for (const term of splitTerms(query.labelSelector)) {
-    const m = /^([^!=]+?)\s*(==|=|!=)\s*(.*)$/.exec(term);
-    if (m !== null) {
-      const [, key = '', op, value] = m;
-      if ((op === '!=') === (labels[key] === value)) return false;
-    } else if (term.startsWith('!')) {
-      if (term.slice(1) in labels) return false;
-    } else if (!(term in labels)) return false;
-  }
-  for (const term of splitTerms(query.fieldSelector)) {
-    const m = /^([^!=]+?)\s*(==|=|!=)\s*(.*)$/.exec(term);
-    if (m === null) continue;
-    const [, path = '', op, value] = m;
-    const actual = path.split('.').reduce<unknown>((at, part) => (at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[part] : undefined), object);
-    if ((op === '!=') === (String(actual ?? '') === value)) return false;
-  }
-  return true;
-}
-
-function splitTerms(selector: string | undefined): string[] {
-  return (selector ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
-}
-
-/** What a real API server rejects in a Lease body: times that are not MicroTime, a non-integer duration. */
-function leaseProblem(body: FakeObject): string | undefined {
-  const spec = (body.spec ?? {}) as Record<string, unknown>;
-  for (const field of ['acquireTime', 'renewTime']) {
-    const value = spec[field];
-    if (value !== undefined && value !== null && (typeof value !== 'string' || !MICRO_TIME.test(value))) {
-      return `spec.${field}: parsing time ${JSON.stringify(value)} as "2006-01-02T15:04:05.000000Z07:00": cannot parse`;
-    }
-  }
-  const duration = spec.leaseDurationSeconds;
-  if (duration !== undefined && duration !== null && !Number.isInteger(duration)) return `spec.leaseDurationSeconds: ${JSON.stringify(duration)} is not an integer`;
-  if (spec.holderIdentity !== undefined && spec.holderIdentity !== null && typeof spec.holderIdentity !== 'string') return 'spec.holderIdentity must be a string';
-  return undefined;
-}

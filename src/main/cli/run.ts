@@ -49,6 +49,11 @@ interface RunFlags {
   agentCa?: string;
   agentInsecure: boolean;
   agentConcurrency: number;
+  publishService?: string;
+  publishAddress?: string;
+  statusWritesPerSecond: number;
+  updateStatusOnShutdown: boolean;
+  events: boolean;
 }
 
 export function registerRun(program: Command): void {
@@ -83,6 +88,11 @@ export function registerRun(program: Command): void {
     .option('--agent-ca <file>', 'talk HTTPS to the agents and verify their certificates against this PEM CA bundle')
     .option('--agent-insecure', 'allow plain HTTP (private keys included) to agents outside loopback', false)
     .addOption(new Option('--agent-concurrency <n>', 'applies in flight across the fleet').default(16).argParser(positiveInteger))
+    .option('--publish-service <ns/name>', "publish this Service's load-balancer addresses (else externalIPs, else ClusterIP) in the status of the served Ingresses")
+    .option('--publish-address <a[,b...]>', 'publish these IPs or host names in the status of the served Ingresses')
+    .addOption(new Option('--status-writes-per-second <n>', 'pace of Ingress status writes').default(20).argParser(positiveNumber))
+    .addOption(new Option('--update-status-on-shutdown <bool>', 'clear the published addresses when the controller stops for good (with --leader-elect: when it releases the Lease)').default(true).argParser(booleanFlag))
+    .addOption(new Option('--events <bool>', 'write Kubernetes Events (events.k8s.io/v1) on rejected objects').default(true).argParser(booleanFlag))
     .action(async (flags: RunFlags) => {
       process.exitCode = await runCommand(flags);
     });
@@ -92,6 +102,9 @@ async function runCommand(flags: RunFlags): Promise<number> {
   const chosen = [flags.manifests !== undefined, flags.kubeconfig !== undefined, flags.inCluster === true].filter(Boolean).length;
   if (chosen !== 1) throw new InvalidArgumentError('run needs exactly one of --manifests DIR, --kubeconfig FILE or --in-cluster');
   const fleet = await fleetFrom(flags);
+  if (flags.manifests !== undefined && (flags.publishService !== undefined || flags.publishAddress !== undefined)) {
+    throw new InvalidArgumentError('--publish-service and --publish-address write Ingress status on an API server: use them with --kubeconfig or --in-cluster');
+  }
   const logger = defaultLogger();
   const options: RunOptions = {
     source:
@@ -123,6 +136,17 @@ async function runCommand(flags: RunFlags): Promise<number> {
       : {}),
     ...(flags.haproxy ? { haproxy: { minDeploymentIntervalMs: flags.minDeploymentInterval, driftIntervalMs: flags.driftInterval, maxOldWorkers: flags.maxOldWorkers, downLimitMs: flags.haproxyDownLimit } } : {}),
     ...(fleet === undefined ? {} : { fleet: { ...fleet, minDeploymentIntervalMs: flags.minDeploymentInterval, driftIntervalMs: flags.driftInterval } }),
+    ...(flags.manifests === undefined
+      ? {
+          feedback: {
+            statusWritesPerSecond: flags.statusWritesPerSecond,
+            updateStatusOnShutdown: flags.updateStatusOnShutdown,
+            events: flags.events,
+            ...(flags.publishService === undefined ? {} : { publishService: flags.publishService }),
+            ...(flags.publishAddress === undefined ? {} : { publishAddress: flags.publishAddress }),
+          },
+        }
+      : {}),
   };
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -178,6 +202,12 @@ async function readFlagFile(flag: string, file: string): Promise<string> {
   } catch (error) {
     throw new InvalidArgumentError(`${flag} ${file}: ${(error as Error).message}`);
   }
+}
+
+function booleanFlag(text: string): boolean {
+  if (text === 'true') return true;
+  if (text === 'false') return false;
+  throw new InvalidArgumentError(`expected true or false, got ${JSON.stringify(text)}`);
 }
 
 function defaultIdentity(): string {

@@ -26,6 +26,7 @@ import { ManifestSource } from '../sources/manifest/manifest-source.js';
 import { StartupError } from '../core/errors.js';
 import { preflight } from './preflight.js';
 import type { Source } from '../sources/source.js';
+import { attachFeedback, checkFeedbackOptions, type FeedbackOptions } from './feedback.js';
 import { loadOutputTemplateSet } from '../template-set/output-template-set.js';
 
 export type SourceChoice = { readonly manifests: string } | { readonly kubeconfig: string } | { readonly inCluster: true };
@@ -51,6 +52,8 @@ export interface ControllerOptions {
   readonly haproxy?: HaproxyOptions;
   /** Deploy to a fleet of agents instead (`--agents`); the same deploy settings as `haproxy`. */
   readonly fleet?: FleetOptions & HaproxyOptions;
+  /** Ingress status addresses and Events (a Kubernetes source only; see feedback.ts). */
+  readonly feedback?: FeedbackOptions;
   readonly clock?: Clock;
   readonly logger?: Logger;
 }
@@ -98,6 +101,8 @@ export interface AssembledController {
   readonly fleet: { readonly deployer: Deployer } | undefined;
   /** Set these before the engine starts. */
   readonly hooks: ControllerHooks;
+  /** Ingress status and Events components (a Kubernetes source only), for metrics. */
+  readonly feedback?: ReturnType<typeof attachFeedback>;
 }
 
 /**
@@ -123,6 +128,7 @@ export async function assembleController(options: ControllerOptions, choose: { s
   // HAProxy's admin socket is where the deployer's runtime changes go (`run --haproxy`; an agent moves it under its --dir).
   const runtime = deploys === undefined ? {} : { runtimeSocket: join(options.out, 'run', 'admin.sock') };
   const templateSet = await loadControllerTemplateSet(options, runtime);
+  if (options.feedback !== undefined) checkFeedbackOptions(options.feedback);
   const source = choose.source ?? (await sourceFor(options, clock, logger));
   const elector = choose.elector ?? (await electorFor(options, clock, logger));
   // Objects HAProxy refused, taken out of renders by the render gate.
@@ -144,10 +150,15 @@ export async function assembleController(options: ControllerOptions, choose: { s
     ...(options.threads === undefined ? {} : { threads: options.threads }),
   });
   const output = new OutputDirectory(options.out);
+  let feedback: ReturnType<typeof attachFeedback> | undefined;
+  if (!('manifests' in options.source) && options.feedback !== undefined) {
+    const { loadKubeConfig } = await import('../sources/kubernetes/kube-config.js');
+    feedback = attachFeedback(engine, loadKubeConfig(kubeConfigFrom(options.source)), options.feedback, options.leaderElection?.identity ?? 'haptic-reconciler');
+  }
   if (deploys === undefined) {
     const writer = new OutputWriter({ bus: engine.bus, directory: output, clock, logger });
     engine.addLeaderComponent(writer);
-    return { engine, templateSet, output, writer, haproxy: undefined, fleet: undefined, hooks };
+    return { engine, templateSet, output, writer, haproxy: undefined, fleet: undefined, hooks, ...(feedback === undefined ? {} : { feedback }) };
   }
   let local: LocalHaproxyTarget | undefined;
   let targets: { target: LocalHaproxyTarget } | { targets: ReturnType<typeof fleetTargets>; retry: RetryOptions };
@@ -193,7 +204,7 @@ export async function assembleController(options: ControllerOptions, choose: { s
   engine.addLeaderComponent(
     new DriftPreventionMonitor({ bus: engine.bus, clock, logger, ...(deploys.driftIntervalMs === undefined ? {} : { driftIntervalMs: deploys.driftIntervalMs }) }),
   );
-  return { engine, templateSet, output, writer: undefined, haproxy: local === undefined || downtime === undefined ? undefined : { deployer, target: local, downtime }, fleet: local === undefined ? { deployer } : undefined, hooks };
+  return { engine, templateSet, output, writer: undefined, haproxy: local === undefined || downtime === undefined ? undefined : { deployer, target: local, downtime }, fleet: local === undefined ? { deployer } : undefined, hooks, ...(feedback === undefined ? {} : { feedback }) };
 }
 
 async function sourceFor(options: ControllerOptions, clock: Clock, logger: Logger): Promise<Source> {

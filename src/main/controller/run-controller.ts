@@ -4,6 +4,7 @@
 import { attachHttpResources } from '../http-resources/http-resource-fetcher.js';
 import { ControllerMetrics } from '../metrics/metrics.js';
 import { MetricsAdapter } from '../metrics/metrics-adapter.js';
+import { registerFeedbackMetrics } from '../metrics/feedback-metrics.js';
 import { startHttpEndpoints } from '../metrics/http-endpoints.js';
 import { StartupError } from '../core/errors.js';
 import type { Liveness } from '../engine.js';
@@ -52,6 +53,7 @@ export async function runController(options: RunOptions, signal: AbortSignal, on
     ...(engine.pool === undefined ? {} : { pool: engine.pool }),
     ...(engine.watchers === undefined ? {} : { sourceProblems: engine.watchers }),
   });
+  if (assembled.feedback !== undefined) registerFeedbackMetrics(metrics.registry, assembled.feedback);
   assembled.hooks.onHaproxyRestart = () => metrics.countHaproxyRestart();
   assembled.hooks.onOldWorkersStopped = (count) => metrics.countOldWorkersStopped(count);
   assembled.hooks.onEndpointChangeApplied = (seconds) => metrics.observeEndpointChangeToApplied(seconds);

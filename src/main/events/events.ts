@@ -2,7 +2,7 @@
 // Names are dotted past-tense facts. `newEvent` stamps identity, time and correlation so that
 // every event of one reconciliation can be followed from its trigger to its deploy.
 import { randomUUID } from 'node:crypto';
-import type { AuxiliaryFiles, FailurePhase, OriginIndex, RenderExclusions } from '../../worker/protocol.js';
+import type { AuxiliaryFiles, FailurePhase, OriginIndex, Rejection, RenderExclusions } from '../../worker/protocol.js';
 import { systemClock, type Clock } from '../core/clock.js';
 
 export type { AuxiliaryFiles, FailurePhase } from '../../worker/protocol.js';
@@ -51,6 +51,12 @@ export interface EventFields {
     readonly origins?: OriginIndex;
     /** What the render left out on the render gate's word. */
     readonly exclusions?: RenderExclusions;
+    /** The rejections themselves (for Kubernetes Events); shared with the result, never copied. */
+    readonly rejections?: readonly Rejection[];
+    /** `namespace/name` of the Ingresses the render serves (for their status), when it has an Ingress store. */
+    readonly servedIngresses?: readonly string[];
+    /** What the routing model left out of served Ingresses (host conflicts, missing Services), with reason codes. */
+    readonly findings?: readonly Rejection[];
   };
   'reconciliation.failed': {
     readonly error: string;

@@ -36,6 +36,10 @@ export interface PipelineResult {
 /** A result whose rejections are always listed: what this package's executors return and the Coordinator reads. */
 export interface CheckedPipelineResult extends PipelineResult {
   readonly rejections: readonly Rejection[];
+  /** `namespace/name` of the Ingresses this render serves (absent: the set has no Ingress store). */
+  readonly servedIngresses?: readonly string[];
+  /** What the routing model left out of served Ingresses, as rejections with a reason code. */
+  readonly findings?: readonly Rejection[];
 }
 
 export interface ExecuteOptions {
@@ -65,5 +69,7 @@ export function toPipelineResult(outcome: RenderOutcome, renderId: string = rand
     warnings: outcome.warnings,
     rejections: outcome.rejections,
     ...(outcome.origins === undefined ? {} : { origins: outcome.origins }),
+    ...(outcome.servedIngresses === undefined ? {} : { servedIngresses: outcome.servedIngresses }),
+    ...(outcome.findings === undefined ? {} : { findings: outcome.findings }),
   };
 }

@@ -31,6 +31,8 @@ function readResult(raw: unknown): CheckedPipelineResult {
   const result = record(raw, 'the pipeline result');
   const rejections = result['rejections'];
   const origins = result['origins'];
+  const served = result['servedIngresses'];
+  const findings = result['findings'];
   return {
     renderId: text(result['renderId'], 'renderId'),
     haproxyConfig: text(result['haproxyConfig'], 'haproxyConfig'),
@@ -39,8 +41,10 @@ function readResult(raw: unknown): CheckedPipelineResult {
     storeVersion: finite(result['storeVersion'], 'storeVersion'),
     timings: readTimings(result['timings']),
     warnings: list(result['warnings'], 'warnings').map((w, i) => text(w, `warnings[${i}]`)),
-    rejections: rejections === undefined ? [] : list(rejections, 'rejections').map(readRejection),
+    rejections: rejections === undefined ? [] : list(rejections, 'rejections').map((r, i) => readRejection(r, `rejections[${i}]`)),
     ...(origins === undefined ? {} : { origins: readOrigins(origins) }),
+    ...(served === undefined ? {} : { servedIngresses: list(served, 'servedIngresses').map((key, i) => text(key, `servedIngresses[${i}]`)) }),
+    ...(findings === undefined ? {} : { findings: list(findings, 'findings').map((f, i) => readRejection(f, `findings[${i}]`)) }),
   };
 }
 
@@ -72,10 +76,16 @@ function readTimings(raw: unknown): RenderTimings {
   return out as unknown as RenderTimings;
 }
 
-function readRejection(raw: unknown, index: number): Rejection {
-  const rejection = record(raw, `rejections[${index}]`);
-  const out: Record<string, string> = {};
-  for (const field of REJECTION_FIELDS) out[field] = text(rejection[field], `rejections[${index}].${field}`);
+function readRejection(raw: unknown, what: string): Rejection {
+  const rejection = record(raw, what);
+  const out: Record<string, unknown> = {};
+  for (const field of REJECTION_FIELDS) out[field] = text(rejection[field], `${what}.${field}`);
+  const { wholeObject, code } = rejection;
+  if (wholeObject !== undefined) {
+    if (wholeObject !== true) throw new MalformedResultError(`${what}.wholeObject is not true (got ${describe(wholeObject)})`);
+    out['wholeObject'] = true;
+  }
+  if (code !== undefined) out['code'] = text(code, `${what}.code`);
   return out as unknown as Rejection;
 }
 

@@ -14,6 +14,13 @@ import type { Store } from '../stores/store-provider.js';
 /** Annotation kubectl writes with the whole previous object: large, and never read by templates. */
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
 
+/**
+ * Kinds whose `status` the controller writes itself and no template reads: an update that changed
+ * only their status (the leader's own status write coming back through the watch) is stored
+ * without a `resource.index.updated`, so it never triggers a render.
+ */
+export const STATUS_WRITTEN_KINDS: ReadonlySet<string> = new Set(['Ingress']);
+
 /** The debounce window when the template set names none. */
 export const DEFAULT_DEBOUNCE_MS = 100;
 
@@ -41,6 +48,8 @@ export class ResourceWatcher {
   #synced = false;
   /** Updates dropped because their resourceVersion had not changed. */
   unchanged = 0;
+  /** Updates dropped because only the status changed (see STATUS_WRITTEN_KINDS). */
+  statusOnly = 0;
   /** Objects the store refused (another kind, no name). */
   refused = 0;
 
@@ -78,6 +87,13 @@ export class ResourceWatcher {
     // A resync or a relist repeats objects it already delivered: same version, same object.
     if (previous !== undefined && typeof version === 'string' && version !== '' && previous.metadata.resourceVersion === version) {
       this.unchanged++;
+      return;
+    }
+    if (previous !== undefined && STATUS_WRITTEN_KINDS.has(this.definition.kind) && onlyStatusChanged(previous, object)) {
+      // Kept, so the store tells the truth about status (a new leader reads it), but announced
+      // to nobody: a status change never triggers a render.
+      this.#store.upsert(object, key);
+      this.statusOnly++;
       return;
     }
     const created = this.#store.upsert(object, key);
@@ -164,4 +180,19 @@ export function prepare(object: KubeObject, definition: Pick<StoreDefinition, 'a
     prepared.metadata = kept;
   }
   return prepared;
+}
+
+/**
+ * Whether `next` differs from `previous` in `status` (and resourceVersion) alone. The generation
+ * tells first: the API server bumps it on every spec change, never on status or metadata alone;
+ * labels and annotations, which do not bump it, are compared with the rest.
+ */
+export function onlyStatusChanged(previous: KubeObject, next: KubeObject): boolean {
+  // Objects without a generation (manifests, synthetic sources) come from no API server: kept.
+  if (typeof next.metadata.generation !== 'number' || previous.metadata.generation !== next.metadata.generation) return false;
+  return JSON.stringify(withoutStatus(previous)) === JSON.stringify(withoutStatus(next));
+}
+
+function withoutStatus(object: KubeObject): KubeObject {
+  return { ...object, status: undefined, metadata: { ...object.metadata, resourceVersion: undefined } };
 }

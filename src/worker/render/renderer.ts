@@ -7,13 +7,15 @@
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { contextOf, withGuardContext } from '../store/guard-context.js';
+import type { Finding } from '../routing/findings.js';
+import { modelOptions } from '../routing/model.js';
+import { servedIngresses } from '../routing/served-ingresses.js';
 import { GuardedReader } from '../store/guarded-reader.js';
 import type { IndexedStore } from '../store/indexed-store.js';
-import { escapeLogText } from '../store/log-text.js';
+import { escapeLogText, printable } from '../store/log-text.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, MAX_SERVER_SLOTS } from '../store/value-limits.js';
 import type { AuxiliaryFiles, OriginIndex, Rejection, RenderBaseline, RenderExclusions, RenderOutcome, TemplateSetSource } from '../protocol.js';
 import { ExclusionFilter } from '../store/render-exclusions.js';
-import { modelOptions } from '../routing/model.js';
 import { buildOriginIndex } from './origin-index.js';
 import { outputPaths, type RenderScope, type TemplateEngine } from '../templates/template-engine.js';
 import { formatIssue, IncrementalValidator, type ValidationIssue } from '../validate/validator.js';
@@ -46,9 +48,16 @@ interface EngineState {
 export function renderAndValidate(engine: TemplateEngine, request: RenderRequest): RenderOutcome {
   const start = performance.now();
   const warnings: string[] = [];
+  const findings: Rejection[] = [];
+  const found = new Set<string>();
   // Every warning is escaped here, whoever built it: object text never reaches a log raw.
-  const warn = (message: string): void => {
-    warnings.push(escapeLogText(message));
+  const warn = (message: string, finding?: Finding): void => {
+    const escaped = escapeLogText(message);
+    warnings.push(escaped);
+    if (finding !== undefined && !found.has(escaped)) {
+      found.add(escaped);
+      findings.push(findingRejection(finding, escaped));
+    }
   };
   const { set } = request;
   const paths = outputPaths(set.values);
@@ -67,10 +76,12 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
   let output;
   let rejections: readonly Rejection[] = [];
   let origins: OriginIndex;
+  let served: readonly string[] | undefined;
   try {
     output = withGuardContext(context, () => {
       reader.collectRejections(set.stores.map((def) => def.name));
       const rendered = engine.render(set, scope, request.storeVersion);
+      served = servedIngresses(reader, modelOptions(set.values));
       rejections = reader.rejections;
       return rendered;
     });
@@ -108,7 +119,18 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
     warnings,
     rejections,
     origins,
+    ...(served === undefined ? {} : { servedIngresses: served }),
+    ...(findings.length === 0 ? {} : { findings }),
   };
+}
+
+/** A routing finding as a rejection of its Ingress; the reason is the warning without its `Ingress ns/name: ` lead. */
+function findingRejection(finding: Finding, message: string): Rejection {
+  const namespace = printable(finding.namespace);
+  const name = printable(finding.name);
+  const lead = `Ingress ${namespace}/${name}: `;
+  const reason = message.startsWith(lead) ? message.slice(lead.length) : message;
+  return Object.freeze({ kind: 'Ingress', namespace, name, scope: finding.scope, reason, code: finding.code });
 }
 
 function failure(phase: 'validation' | 'auxiliary', issues: readonly ValidationIssue[], warnings: string[], rejections: readonly Rejection[]): RenderOutcome {

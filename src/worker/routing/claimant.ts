@@ -10,6 +10,8 @@ export interface Claimant {
   /** `Ingress namespace/name`, for messages; ordered as namespace/name is. */
   readonly owner: string;
   readonly namespace: string;
+  /** The Ingress's name, for findings (see findings.ts). */
+  readonly name?: string;
   /** Creation time in ms since the epoch; +Infinity when unknown, 0 when ignored. */
   readonly created: number;
 }

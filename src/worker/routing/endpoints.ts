@@ -7,6 +7,7 @@ import { activeGuardContext } from '../store/guard-context.js';
 import { acceptedView } from '../store/object-guard.js';
 import type { ModelOptions } from './model.js';
 import type { StoreReader } from './model-source.js';
+import type { Finding } from './findings.js';
 
 /** An Ingress backend: a Service and one of its ports, by number or by name. */
 export interface BackendRef {
@@ -24,11 +25,13 @@ interface SliceEndpoint {
 }
 
 /** Ready endpoint addresses for a backend reference, sorted, as `ip:port` (at most the cap). */
-export function resolveEndpoints(reader: StoreReader & { warn(message: string): void }, options: ModelOptions, ns: string, ref: BackendRef, owner: string): string[] {
+export function resolveEndpoints(reader: StoreReader & { warn(message: string, finding?: Finding): void }, options: ModelOptions, ns: string, ref: BackendRef, owner: string, name?: string): string[] {
+  // A Service or port that does not exist is a finding on the Ingress (BackendNotFound).
+  const notFound: Finding | undefined = name === undefined ? undefined : { code: 'BackendNotFound', scope: 'path', namespace: ns, name };
   const found = reader.getSingle(options.stores.services, [ns, ref.service.name]);
   const service = found === undefined ? undefined : acceptedView(found);
   if (service === undefined) {
-    reader.warn(`${owner}: service ${ns}/${ref.service.name} not found; its backend has no servers`);
+    reader.warn(`${owner}: service ${ns}/${ref.service.name} not found; its backend has no servers`, notFound);
     return [];
   }
   const ports = (service.spec as { ports?: SlicePort[] }).ports ?? [];
@@ -37,7 +40,7 @@ export function resolveEndpoints(reader: StoreReader & { warn(message: string): 
   );
   if (servicePort === undefined) {
     const wanted = ref.service.port.number ?? ref.service.port.name;
-    reader.warn(`${owner}: service ${ns}/${ref.service.name} has no port ${String(wanted)}; its backend has no servers`);
+    reader.warn(`${owner}: service ${ns}/${ref.service.name} has no port ${String(wanted)}; its backend has no servers`, notFound);
     return [];
   }
   const portName = servicePort.name ?? '';

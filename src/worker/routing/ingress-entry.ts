@@ -11,6 +11,7 @@ import { DEFAULT_MAX_OUTPUT_BYTES, INGRESS_OUTPUT_SHARE } from '../store/value-l
 import type { KubeObject } from '../protocol.js';
 import { pemFromSecret } from './certificates.js';
 import { creationTime, type Claimant } from './claimant.js';
+import type { Warn } from './findings.js';
 import type { BackendRef } from './endpoints.js';
 import { heldBytes, heldOn } from './held-claims.js';
 import { backendOptionsOf, ingressOptionsOf } from './ingress-options.js';
@@ -59,7 +60,7 @@ export function computeEntry(
   const ns = ingress.metadata.namespace ?? 'default';
   const name = ingress.metadata.name;
   const owner = describe(ingress);
-  const claimant: Claimant = { owner, namespace: ns, created: creationTime(ingress) };
+  const claimant: Claimant = { owner, namespace: ns, name: ingress.metadata.name, created: creationTime(ingress) };
   // Routes are ranked by name alone under `routeOwnership: name`.
   const routeClaimant: Claimant = options.routeOwnership === 'oldest' ? claimant : { ...claimant, created: 0 };
   const spec = ingress.spec as IngressSpec;
@@ -73,7 +74,7 @@ export function computeEntry(
     const port = ref.service.port.number !== undefined ? String(ref.service.port.number) : (ref.service.port.name as string);
     const backendName = `ing_${ns}_${name}_${ref.service.name}_${port}`;
     if (!backends.some((b) => b.name === backendName)) {
-      const { service, addresses, dns } = serviceServers(reads, options, ns, ref, owner);
+      const { service, addresses, dns } = serviceServers(reads, options, ns, ref, owner, ingress.metadata.name);
       const from = previousSlots(backendName);
       backends.push({
         name: backendName,
@@ -109,7 +110,7 @@ export function computeEntry(
     const held = heldOn(routes.map((route) => route.host), routeClaimant);
     return { key, ingress, claimant, backends: [], slotsFrom: [], routes: held, outputBytes: heldBytes(held), defaultBackend: undefined, tls: [], log: reads.log, deps: reads.deps, seen: 0 };
   }
-  const tls = tlsClaims(spec, reads, options, ns, owner);
+  const tls = tlsClaims(spec, reads, options, ns, owner, ingress.metadata.name);
   const outputBytes = size + tlsEstimate(tls);
   return { key, ingress, claimant, backends, slotsFrom, routes, outputBytes, defaultBackend, tls, log: reads.log, deps: reads.deps, seen: 0 };
 }
@@ -155,7 +156,7 @@ function tlsEstimate(claims: readonly TlsClaim[]): number {
  * warning (listing a host is no claim on it). A missing or incomplete Secret is a warning: its
  * hosts have no certificate of their own and get the default one.
  */
-function tlsClaims(spec: IngressSpec, reads: RecordedReads, options: ModelOptions, ns: string, owner: string): TlsClaim[] {
+function tlsClaims(spec: IngressSpec, reads: RecordedReads, options: ModelOptions, ns: string, owner: string, name: string): TlsClaim[] {
   const routed = new Set<string>();
   for (const rule of listOf(spec.rules)) if (rule.host !== undefined && rule.host !== '') routed.add(rule.host);
   const claims: TlsClaim[] = [];
@@ -172,7 +173,7 @@ function tlsClaims(spec: IngressSpec, reads: RecordedReads, options: ModelOption
     const secret = reads.getSingle(options.stores.secrets, [ns, section.secretName]);
     const pem = secret === undefined ? undefined : pemFromSecret(secret);
     if (pem === undefined) {
-      reads.warn(`${owner}: TLS secret ${ns}/${section.secretName} is missing or has no tls.crt/tls.key; its hosts are served without it`);
+      reads.warn(`${owner}: TLS secret ${ns}/${section.secretName} is missing or has no tls.crt/tls.key; its hosts are served without it`, { code: 'InvalidTLS', scope: 'tls', namespace: ns, name });
       continue;
     }
     claims.push({ certName: `${ns}_${section.secretName}.pem`, pem, hosts: hosts.sort() });
@@ -189,9 +190,9 @@ function listOf<T extends object>(items: readonly T[] | undefined): T[] {
 }
 
 /** Replays the entry's warnings and guard rejections in the order they happened. */
-export function replayEntry(entry: IngressEntry, source: ModelSource, warn: (message: string) => void): void {
+export function replayEntry(entry: IngressEntry, source: ModelSource, warn: Warn): void {
   for (const item of entry.log) {
-    if ('warn' in item) warn(item.warn);
+    if ('warn' in item) warn(item.warn, item.finding);
     else source.reject(item.reject);
   }
 }

@@ -7,6 +7,7 @@ import { pemFromSecret } from './certificates.js';
 import { compareClaimants, type Claimant } from './claimant.js';
 import type { Certificate, ModelOptions } from './model.js';
 import type { StoreReader } from './model-source.js';
+import { findingOf, type Warn } from './findings.js';
 
 /** A TLS section of an Ingress whose Secret was found: the hosts it claims for its certificate. */
 export interface TlsClaim {
@@ -42,7 +43,7 @@ export interface TlsAssignment {
  */
 export function assignTlsHosts(
   sources: readonly ClaimSource[],
-  warn: (message: string) => void,
+  warn: Warn,
   hostHolder?: (host: string, namespace: string) => string | undefined,
 ): TlsAssignment {
   const ordered = sources.filter((s) => s.tls.length > 0).sort((a, b) => compareClaimants(a.claimant, b.claimant));
@@ -53,12 +54,12 @@ export function assignTlsHosts(
       for (const host of claim.hosts) {
         const holder = hostHolder?.(host, source.claimant.namespace);
         if (holder !== undefined) {
-          warn(`${source.claimant.owner}: TLS host ${host} belongs to namespace ${holder}; ignored`);
+          warn(`${source.claimant.owner}: TLS host ${host} belongs to namespace ${holder}; ignored`, findingOf(source.claimant, 'HostConflict', 'tls'));
           continue;
         }
         const owner = owners.get(host);
         if (owner !== undefined) {
-          if (owner.certName !== claim.certName) warn(`${source.claimant.owner}: TLS host ${host} is already served by ${owner.claimant.owner}; ignored`);
+          if (owner.certName !== claim.certName) warn(`${source.claimant.owner}: TLS host ${host} is already served by ${owner.claimant.owner}; ignored`, findingOf(source.claimant, 'HostConflict', 'tls'));
           continue;
         }
         owners.set(host, { claimant: source.claimant, certName: claim.certName });

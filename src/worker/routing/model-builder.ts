@@ -7,6 +7,7 @@ import { keepUnchanged, sameArray, sameCertificates, sameNames, slotsStillValid 
 import { acceptsClass, classPolicy } from './ingress-class.js';
 import { HeldClaims } from './held-claims.js';
 import { hostFallbacks, namespaceDefaults, sameFallbacks, type HostFallbacks } from './host-fallback.js';
+import { replayNotices, type Notice, type Warn } from './findings.js';
 import { computeEntry, replayEntry, slotsOf, type IngressEntry } from './ingress-entry.js';
 import { assignTlsHosts, chooseDefaultBackend, resolveDefaultCertificate } from './model-assembly.js';
 import type { Backend, Certificate, ModelOptions, RouteTables, RoutingModel } from './model.js';
@@ -26,7 +27,7 @@ export function buildRoutingModel(
   source: ModelSource,
   options: ModelOptions,
   baseline: RenderBaseline | undefined,
-  warn: (message: string) => void,
+  warn: Warn,
 ): RoutingModel {
   return new RoutingModelBuilder(options).build(source, baseline, warn);
 }
@@ -84,9 +85,9 @@ export class RoutingModelBuilder {
   readonly #outOfIndex = new Set<IngressEntry>();
   #build = 0;
   #last: RoutingModel | undefined;
-  #lastRouteWarnings: readonly string[] = [];
+  #lastRouteWarnings: readonly Notice[] = [];
   /** Warnings of the cross-Ingress decisions (TLS hosts, default backend) of the last model. */
-  #lastAssemblyWarnings: readonly string[] = [];
+  #lastAssemblyWarnings: readonly Notice[] = [];
   #lastPositions = new Map<string, number>();
 
   constructor(options: ModelOptions) {
@@ -100,7 +101,7 @@ export class RoutingModelBuilder {
     return this.#entries.size;
   }
 
-  build(source: ModelSource, baseline: RenderBaseline | undefined, warn: (message: string) => void): RoutingModel {
+  build(source: ModelSource, baseline: RenderBaseline | undefined, warn: Warn): RoutingModel {
     const build = ++this.#build;
     const defaultCertificate = this.#defaultCertificate(source, warn);
     // The IngressClass objects decide which Ingresses are ours: when they change, every
@@ -188,8 +189,8 @@ export class RoutingModelBuilder {
     if (previous !== undefined && recomputed === 0 && !namesChanged && !routesChanged && defaultCertificate === previous.defaultCertificate) {
       // Nothing changed: replay the warnings and hand back the same model.
       for (const entry of entries) replayEntry(entry, source, warn);
-      for (const message of this.#lastRouteWarnings) warn(message);
-      for (const message of this.#lastAssemblyWarnings) warn(message);
+      replayNotices(this.#lastRouteWarnings, warn);
+      replayNotices(this.#lastAssemblyWarnings, warn);
       return previous;
     }
 
@@ -213,24 +214,24 @@ export class RoutingModelBuilder {
     let tables: RouteTables;
     if (previous !== undefined && !routesChanged) {
       tables = tablesOf(previous);
-      for (const message of this.#lastRouteWarnings) warn(message);
+      replayNotices(this.#lastRouteWarnings, warn);
     } else {
-      const warnings: string[] = [];
-      tables = this.#routes.tables(previous === undefined ? undefined : tablesOf(previous), () => [...served.flatMap((e) => e.routes), ...this.#held.routes], (message) => {
-        warnings.push(message);
+      const warnings: Notice[] = [];
+      tables = this.#routes.tables(previous === undefined ? undefined : tablesOf(previous), () => [...served.flatMap((e) => e.routes), ...this.#held.routes], (message, finding) => {
+        warnings.push(finding === undefined ? { message } : { message, finding });
       });
-      for (const message of warnings) warn(message);
+      replayNotices(warnings, warn);
       this.#lastRouteWarnings = warnings;
     }
-    const assemblyWarnings: string[] = [...shed.values(), ...budget.held.values(), ...starved.values()];
-    const collect = (message: string): void => {
-      assemblyWarnings.push(message);
+    const assemblyWarnings: Notice[] = [...shed.values(), ...budget.held.values(), ...starved.values()].map((message) => ({ message }));
+    const collect: Warn = (message, finding) => {
+      assemblyWarnings.push(finding === undefined ? { message } : { message, finding });
     };
     const routes = this.#routes;
     const hostHolder = this.#options.tlsHostOwnership === 'routed-oldest' ? (host: string, ns: string): string | undefined => routes.hostHolder(host, ns) : undefined;
     const tls = assignTlsHosts(served, collect, hostHolder);
     const defaultBackend = chooseDefaultBackend(served, collect);
-    for (const message of assemblyWarnings) warn(message);
+    replayNotices(assemblyWarnings, warn);
     this.#lastAssemblyWarnings = assemblyWarnings;
     const fallbacks = this.#hostFallbacks(served, defaultBackend, routesChanged);
     const sameBackends = previous !== undefined && backends === previous.backends;

@@ -5,10 +5,11 @@
 import { objectKey } from '../store/indexed-store.js';
 import { guardObject } from '../store/object-guard.js';
 import type { KubeObject } from '../protocol.js';
+import type { Finding } from './findings.js';
 import type { ModelSource, StoreReader } from './model-source.js';
 
 /** Warnings and guard rejections of one Ingress's computation, in the order they happened. */
-export type LogEntry = { readonly warn: string } | { readonly reject: string };
+export type LogEntry = { readonly warn: string; readonly finding?: Finding } | { readonly reject: string };
 
 /** Dependency key of a lookup of `keys` (index values) in `store`. */
 export function lookupKey(store: string, keys: readonly string[]): string {
@@ -43,8 +44,8 @@ export class RecordedReads implements StoreReader {
     return found.length === 1 ? found[0] : undefined;
   }
 
-  warn(message: string): void {
-    this.log.push({ warn: message });
+  warn(message: string, finding?: Finding): void {
+    this.log.push(finding === undefined ? { warn: message } : { warn: message, finding });
   }
 
   /** Guarded objects at `keys`; rejections go to `rejections`, or to the log when undefined. */

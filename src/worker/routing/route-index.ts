@@ -8,6 +8,7 @@
 import { compareClaimants } from './claimant.js';
 import { domainOf, groupsOf, hostLabel, HostOwners, isWildcard, OwnershipGroup, type HostOwner, type RouteCandidate } from './host-owners.js';
 import type { RouteEntry, RouteTables, RoutingModel } from './model.js';
+import { findingOf, type Warn } from './findings.js';
 
 export type { RouteCandidate } from './host-owners.js';
 
@@ -71,23 +72,23 @@ function compareEntries(a: RouteEntry, b: RouteEntry): number {
 }
 
 /** The tables of `routes`, with a warning per ignored route. */
-export function routeTables(routes: readonly RouteCandidate[], warn: (message: string) => void): RouteTables {
+export function routeTables(routes: readonly RouteCandidate[], warn: Warn): RouteTables {
   return buildTables(routes, warn).tables;
 }
 
 /** The tables of `routes` and the owners of their hosts, with a warning per ignored route. */
-function buildTables(routes: readonly RouteCandidate[], warn: (message: string) => void): { tables: RouteTables; owners: HostOwners } {
+function buildTables(routes: readonly RouteCandidate[], warn: Warn): { tables: RouteTables; owners: HostOwners } {
   const tables = new Map<TableName, Map<string, RouteCandidate>>(TABLES.map((name) => [name, new Map()]));
   const warned = new Set<string>();
-  const report = (message: string): void => {
+  const report = (message: string, route: RouteCandidate): void => {
     // A Prefix route claims two keys; its conflict is reported once.
     if (!warned.has(message)) {
       warned.add(message);
-      warn(message);
+      warn(message, findingOf(route, 'HostConflict', 'path'));
     }
   };
   const refuse = (route: RouteCandidate, holder: RouteCandidate): void => {
-    report(`${route.owner}: route ${route.host}${route.path} is already served by ${holder.owner}; ignored`);
+    report(`${route.owner}: route ${route.host}${route.path} is already served by ${holder.owner}; ignored`, route);
   };
   const byAge = [...routes].sort(compareClaimants);
   const owners = new HostOwners();
@@ -98,7 +99,7 @@ function buildTables(routes: readonly RouteCandidate[], warn: (message: string) 
     // A held claim that loses is no news: its Ingress's rejection is reported already.
     else if (route.held === true) continue;
     else if (holder.held !== true && holder.host === route.host && basePath(holder) === basePath(route)) refuse(route, holder);
-    else report(`${route.owner}: route ${route.host}${route.path} is refused: ${hostLabel(holder.host)} belongs to namespace ${holder.namespace} (${holder.owner} claimed it first); ignored`);
+    else report(`${route.owner}: route ${route.host}${route.path} is refused: ${hostLabel(holder.host)} belongs to namespace ${holder.namespace} (${holder.owner} claimed it first); ignored`, route);
   }
   // Exact paths first: for the same key, Kubernetes gives an Exact path precedence over a Prefix.
   const ordered = accepted.sort((a, b) => Number(b.exact) - Number(a.exact));
@@ -245,7 +246,7 @@ export class RouteIndex {
    * previous tables); otherwise they are built in one go from `all()`, the routes in Ingress
    * order, and conflict warnings go to `warn`.
    */
-  tables(previous: RouteTables | undefined, all: () => readonly RouteCandidate[], warn: (message: string) => void): RouteTables {
+  tables(previous: RouteTables | undefined, all: () => readonly RouteCandidate[], warn: Warn): RouteTables {
     const touched = this.#touched;
     this.#touched = new Map();
     if (this.#contested > 0 || this.#shared > 0) {

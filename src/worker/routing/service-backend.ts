@@ -29,7 +29,7 @@ const ENDPOINT_TYPES = new Set(['ClusterIP', 'NodePort', 'LoadBalancer']);
 /** A lowercase DNS name of at most 253 characters; a trailing dot is dropped before the check. */
 const DNS_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
 
-export function serviceServers(reads: RecordedReads, options: ModelOptions, ns: string, ref: BackendRef, owner: string): ServiceServers {
+export function serviceServers(reads: RecordedReads, options: ModelOptions, ns: string, ref: BackendRef, owner: string, name?: string): ServiceServers {
   const service = reads.getSingle(options.stores.services, [ns, ref.service.name]);
   const spec = (service?.spec ?? {}) as { type?: unknown; externalName?: unknown; ports?: { name?: string; port: number }[] };
   const where = `${owner}: service ${ns}/${ref.service.name}`;
@@ -46,7 +46,7 @@ export function serviceServers(reads: RecordedReads, options: ModelOptions, ns: 
     return { service, addresses: [], dns: false };
   }
   const logged = reads.log.length;
-  const addresses = resolveEndpoints(reads, options, ns, ref, owner);
+  const addresses = resolveEndpoints(reads, options, ns, ref, owner, name);
   // resolveEndpoints warns about a missing Service or port; an empty result without a warning
   // is a Service without ready endpoints.
   if (addresses.length === 0 && reads.log.length === logged) reads.warn(`${where} has no ready endpoints; its backend has no servers`);

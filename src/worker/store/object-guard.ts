@@ -3,7 +3,7 @@
 // object entered, never by its `kind` field; an object no store admitted is never accepted. A
 // verdict is the accepted view (the object itself, or a frozen copy without its bad parts) plus
 // structured rejections, or the object's rejection; cached per object identity and guard policy.
-import type { KubeObject, Rejection, RejectionScope } from '../protocol.js';
+import type { KubeObject, Rejection, RejectionCode, RejectionScope } from '../protocol.js';
 import { annotationChecksGeneration } from './annotation-checks.js';
 import { checkEndpointSlice } from './endpoint-slice-check.js';
 import type { KindOutcome, Problem } from './field-rules.js';
@@ -179,4 +179,21 @@ function rejection(kind: string, object: KubeObject, problem: { readonly scope: 
     scope: problem.scope,
     reason: escapeLogText(problem.reason),
   });
+}
+
+/**
+ * The stable reason of a rejection by the object checks, by what it cost: the object checks'
+ * rejections carry no `code` (their scope determines it); the routing model's findings do.
+ */
+export function codeOf(scope: RejectionScope): RejectionCode {
+  switch (scope) {
+    case 'annotation':
+      return 'InvalidAnnotation';
+    case 'tls':
+      return 'InvalidTLS';
+    case 'endpoint':
+      return 'EndpointRefused';
+    default:
+      return 'Rejected';
+  }
 }

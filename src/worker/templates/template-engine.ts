@@ -13,6 +13,7 @@ import type { ModelSource } from '../routing/model-source.js';
 import { checkMemoBlocks, MEMO_ID } from './memo-check.js';
 import { httpResourceContent } from './http-resource-helper.js';
 import type { AuxiliaryFiles, KubeObject, OutputPaths, RenderBaseline, TemplateSetSource } from '../protocol.js';
+import type { Warn } from '../routing/findings.js';
 
 type HandlebarsEnv = typeof Handlebars;
 type Template = Handlebars.TemplateDelegate;
@@ -37,7 +38,8 @@ export interface RenderScope {
   readonly values: Readonly<Record<string, unknown>>;
   readonly baseline: RenderBaseline | undefined;
   readonly paths: OutputPaths;
-  readonly warn: (message: string) => void;
+  /** Warnings of the render; the routing model adds a finding to those that report a rejection. */
+  readonly warn: Warn;
   /** Files emitted with the `emit` block helper, by kind. */
   readonly emitted: { maps: Record<string, string>; files: Record<string, string>; certificates: Record<string, string> };
   routing?: RoutingModel;

@@ -10,12 +10,14 @@ import * as https from 'node:https';
 import type { KubeObject } from '../../../worker/protocol.js';
 
 export interface KubeRequest {
-  readonly method: 'GET' | 'POST' | 'PUT';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH';
   /** The path below the server URL, e.g. `/api/v1/namespaces/default/services`. */
   readonly path: string;
   readonly query?: Readonly<Record<string, string | undefined>>;
   /** Sent as JSON. */
   readonly body?: unknown;
+  /** The body's media type. @default application/json (a PATCH: application/merge-patch+json) */
+  readonly contentType?: string;
   readonly signal?: AbortSignal;
   /**
    * The connection is given up when no byte moved for this long. A property of the socket (it
@@ -72,7 +74,7 @@ export async function kubeRequest(kc: KubeConfig, request: KubeRequest): Promise
     ...(options.headers as http.OutgoingHttpHeaders | undefined),
     accept: 'application/json',
     'user-agent': 'haptic-reconciler',
-    ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': payload.length }),
+    ...(payload === undefined ? {} : { 'content-type': request.contentType ?? (request.method === 'PATCH' ? 'application/merge-patch+json' : 'application/json'), 'content-length': payload.length }),
   };
   const transport = url.protocol === 'https:' ? https : http;
   request.signal?.throwIfAborted();
