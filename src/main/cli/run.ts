@@ -35,6 +35,10 @@ interface RunFlags {
   haproxy: boolean;
   minDeploymentInterval: number;
   driftInterval: number;
+  webhookAddr?: string;
+  webhookCert?: string;
+  webhookKey?: string;
+  webhookTimeout: number;
 }
 
 export function registerRun(program: Command): void {
@@ -62,6 +66,10 @@ export function registerRun(program: Command): void {
     .option('--haproxy', 'start and supervise a local HAProxy on the output (master socket <out>/run/master.sock)', false)
     .addOption(new Option('--min-deployment-interval <ms>', 'least time between two reloads').default(2000).argParser(nonNegativeInteger))
     .addOption(new Option('--drift-interval <ms>', 'redeploy when nothing was deployed for this long').default(60_000).argParser(positiveInteger))
+    .option('--webhook-addr <host:port>', 'serve the validating admission webhook (HTTPS, POST /validate) here; needs --webhook-cert and --webhook-key')
+    .option('--webhook-cert <file>', 'PEM certificate (chain) the webhook serves')
+    .option('--webhook-key <file>', 'PEM private key of --webhook-cert')
+    .addOption(new Option('--webhook-timeout <ms>', 'a review not checked by then is allowed, with a warning').default(2000).argParser(positiveInteger))
     .action(async (flags: RunFlags) => {
       process.exitCode = await runCommand(flags);
     });
@@ -70,6 +78,7 @@ export function registerRun(program: Command): void {
 async function runCommand(flags: RunFlags): Promise<number> {
   const chosen = [flags.manifests !== undefined, flags.kubeconfig !== undefined, flags.inCluster === true].filter(Boolean).length;
   if (chosen !== 1) throw new InvalidArgumentError('run needs exactly one of --manifests DIR, --kubeconfig FILE or --in-cluster');
+  const webhook = webhookOptions(flags);
   const logger = defaultLogger();
   const options: RunOptions = {
     source:
@@ -99,6 +108,7 @@ async function runCommand(flags: RunFlags): Promise<number> {
           },
         }
       : {}),
+    ...(webhook === undefined ? {} : { webhook }),
     ...(flags.haproxy ? { haproxy: { minDeploymentIntervalMs: flags.minDeploymentInterval, driftIntervalMs: flags.driftInterval } } : {}),
   };
   const stop = new AbortController();
@@ -122,6 +132,15 @@ async function runCommand(flags: RunFlags): Promise<number> {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }
+}
+
+function webhookOptions(flags: RunFlags): RunOptions['webhook'] {
+  const given = [flags.webhookAddr, flags.webhookCert, flags.webhookKey];
+  if (given.every((v) => v === undefined)) return undefined;
+  if (flags.webhookAddr === undefined || flags.webhookCert === undefined || flags.webhookKey === undefined) {
+    throw new InvalidArgumentError('the admission webhook needs all of --webhook-addr HOST:PORT, --webhook-cert FILE and --webhook-key FILE');
+  }
+  return { address: flags.webhookAddr, certFile: resolve(flags.webhookCert), keyFile: resolve(flags.webhookKey), timeoutMs: flags.webhookTimeout };
 }
 
 function defaultIdentity(): string {

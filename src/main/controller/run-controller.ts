@@ -1,6 +1,9 @@
 // runController: the controller `run` starts. Assembles it (see controller.ts), serves metrics and
 // health, runs until the signal aborts, then stops in order: sources and leader components stop
 // and leadership is released (the engine), then the worker pool and the HTTP endpoints close.
+import { readFile } from 'node:fs/promises';
+import { startAdmissionServer, type AdmissionServer } from '../admission/admission-server.js';
+import { WorkerAdmissionChecker } from '../admission/worker-admission-checker.js';
 import { attachHttpResources } from '../http-resources/http-resource-fetcher.js';
 import { ControllerMetrics } from '../metrics/metrics.js';
 import { MetricsAdapter } from '../metrics/metrics-adapter.js';
@@ -10,6 +13,18 @@ import { assembleController, type AssembledController, type ControllerOptions } 
 export interface RunOptions extends ControllerOptions {
   /** `HOST:PORT` for /metrics, /healthz and /readyz, or `off`. @default 127.0.0.1:9100 */
   readonly metricsAddr?: string;
+  /** The validating admission webhook (`--webhook-addr`), served on every replica. */
+  readonly webhook?: WebhookOptions;
+}
+
+export interface WebhookOptions {
+  /** `HOST:PORT` of the HTTPS server. */
+  readonly address: string;
+  /** PEM files of the serving certificate and its key. */
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** @default 2000 */
+  readonly timeoutMs?: number;
 }
 
 /** Runs the controller until `signal` aborts; `onStarted` sees it assembled and serving. */
@@ -40,6 +55,14 @@ export async function runController(options: RunOptions, signal: AbortSignal, on
     throw error;
   });
   engine.logger.info({ metrics: endpoints.address ?? 'off' }, 'serving /metrics, /healthz and /readyz');
+  let webhook: AdmissionServer | undefined;
+  if (options.webhook !== undefined) {
+    webhook = await startWebhook(options.webhook, assembled, metrics).catch(async (error: unknown) => {
+      await Promise.all([engine.close(), endpoints.close()]);
+      throw error;
+    });
+    engine.logger.info({ webhook: webhook.address }, 'serving the admission webhook at POST /validate');
+  }
   const recording = adapter.start(signal);
   try {
     onStarted?.({ ...assembled, metricsAddress: endpoints.address });
@@ -47,6 +70,29 @@ export async function runController(options: RunOptions, signal: AbortSignal, on
   } finally {
     await recording;
     // HAProxy stops with the controller; the pool and the endpoints close meanwhile.
-    await Promise.all([assembled.haproxy?.target.stop(), engine.close(), endpoints.close()]);
+    await Promise.all([assembled.haproxy?.target.stop(), engine.close(), endpoints.close(), webhook?.close()]);
   }
+}
+
+async function startWebhook(options: WebhookOptions, assembled: AssembledController, metrics: ControllerMetrics): Promise<AdmissionServer> {
+  const read = (file: string, what: string): Promise<string> =>
+    readFile(file, 'utf8').catch((error: unknown) => {
+      throw new Error(`cannot read the webhook's ${what} ${file}: ${(error as Error).message}`);
+    });
+  const [cert, key] = await Promise.all([read(options.certFile, 'certificate (--webhook-cert)'), read(options.keyFile, 'key (--webhook-key)')]);
+  const { engine } = assembled;
+  const checker = new WorkerAdmissionChecker({ stores: engine.stores, templateSet: assembled.templateSet, clock: engine.clock });
+  return startAdmissionServer({
+    address: options.address,
+    cert,
+    key,
+    checker,
+    metrics,
+    clock: engine.clock,
+    logger: engine.logger,
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+  }).catch(async (error: unknown) => {
+    await checker.close();
+    throw error;
+  });
 }

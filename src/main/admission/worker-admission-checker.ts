@@ -1,0 +1,128 @@
+// WorkerAdmissionChecker: runs the admission checks on one dedicated worker thread
+// (src/worker/admission/admission-worker.ts) that holds a replica of the stores. Before each
+// review it posts the changes since the version it last shipped (a full snapshot the first time,
+// or when the change log no longer reaches back), the way render workers are synced; the port
+// keeps messages in order, so the review sees them. The main thread pays for the delta and a
+// structured clone of the reviewed object, never for a check. A worker that dies fails its
+// pending reviews and is replaced on the next one, with a full sync.
+import { Worker } from 'node:worker_threads';
+import type { AdmissionCheckRequest, AdmissionVerdict, AdmissionWorkerMessage, AdmissionWorkerReply, ReplicaSync, TemplateSetSource } from '../../worker/protocol.js';
+import { systemClock, type Clock } from '../core/clock.js';
+import type { StoreProvider } from '../stores/store-provider.js';
+
+/** What the admission server asks: the verdict on one request. */
+export interface AdmissionCheck {
+  check(request: AdmissionCheckRequest): Promise<AdmissionVerdict>;
+  close(): Promise<void>;
+}
+
+export interface WorkerAdmissionCheckerOptions {
+  readonly stores: StoreProvider;
+  readonly templateSet: TemplateSetSource;
+  readonly clock?: Clock;
+}
+
+interface Pending {
+  readonly resolve: (verdict: AdmissionVerdict) => void;
+  readonly reject: (error: Error) => void;
+}
+
+export class WorkerAdmissionChecker implements AdmissionCheck {
+  readonly #stores: StoreProvider;
+  readonly #templateSet: TemplateSetSource;
+  readonly #clock: Clock;
+  #worker: Worker | undefined;
+  /** The store version last posted to the worker; -1: it needs a full snapshot. */
+  #shipped = -1;
+  #nextId = 0;
+  readonly #pending = new Map<number, Pending>();
+  #closed = false;
+  readonly #stats = { fullSyncs: 0, deltaSyncs: 0, workersStarted: 0 };
+
+  constructor(options: WorkerAdmissionCheckerOptions) {
+    this.#stores = options.stores;
+    this.#templateSet = options.templateSet;
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  get stats(): { readonly fullSyncs: number; readonly deltaSyncs: number; readonly workersStarted: number } {
+    return { ...this.#stats };
+  }
+
+  check(request: AdmissionCheckRequest): Promise<AdmissionVerdict> {
+    if (this.#closed) return Promise.reject(new Error('the admission checker is closed'));
+    const worker = this.#worker ?? this.#start();
+    this.#syncTo(worker);
+    const id = this.#nextId++;
+    return new Promise<AdmissionVerdict>((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      this.#post(worker, { kind: 'review', id, now: this.#clock.now(), request });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const worker = this.#worker;
+    this.#worker = undefined;
+    this.#failAll(new Error('the admission checker is closed'));
+    await worker?.terminate();
+  }
+
+  #syncTo(worker: Worker): void {
+    const target = this.#stores.version;
+    if (this.#shipped === target) return;
+    const delta = this.#shipped < 0 ? undefined : this.#stores.changesSince(this.#shipped);
+    let sync: ReplicaSync;
+    if (delta?.kind === 'delta') {
+      sync = delta;
+      this.#stats.deltaSyncs++;
+    } else {
+      sync = { kind: 'full', ...this.#stores.snapshot() };
+      this.#stats.fullSyncs++;
+    }
+    this.#post(worker, { kind: 'sync', sync });
+    this.#shipped = target;
+  }
+
+  #post(worker: Worker, message: AdmissionWorkerMessage): void {
+    worker.postMessage(message);
+  }
+
+  #start(): Worker {
+    const fromSource = import.meta.url.endsWith('.ts');
+    const url = new URL(`../../worker/admission/admission-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url);
+    const worker = new Worker(url, { workerData: { templateSet: this.#templateSet }, execArgv: fromSource ? ['--import', 'tsx'] : [] });
+    this.#stats.workersStarted++;
+    this.#shipped = -1;
+    worker.on('message', (reply: AdmissionWorkerReply) => this.#onReply(reply));
+    const gone = (error: Error): void => {
+      if (this.#worker !== worker) return;
+      this.#worker = undefined;
+      this.#failAll(error);
+    };
+    worker.on('error', gone);
+    worker.on('exit', (code) => gone(new Error(`the admission worker exited with code ${code}`)));
+    // The webhook must never keep the process alive on its own.
+    worker.unref();
+    this.#worker = worker;
+    return worker;
+  }
+
+  #onReply(reply: AdmissionWorkerReply): void {
+    if (reply.kind === 'synced') {
+      // A refused delta (the replica was elsewhere): the next review ships a full snapshot.
+      if (!reply.ack.accepted) this.#shipped = -1;
+      return;
+    }
+    const pending = this.#pending.get(reply.id);
+    if (pending === undefined) return;
+    this.#pending.delete(reply.id);
+    if (reply.kind === 'verdict') pending.resolve(reply.verdict);
+    else pending.reject(new Error(`the admission check failed: ${reply.message}`));
+  }
+
+  #failAll(error: Error): void {
+    for (const pending of this.#pending.values()) pending.reject(error);
+    this.#pending.clear();
+  }
+}
