@@ -89,9 +89,7 @@ export class WorkerAdmissionChecker implements AdmissionCheck {
   }
 
   #start(): Worker {
-    const fromSource = import.meta.url.endsWith('.ts');
-    const url = new URL(`../../worker/admission/admission-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url);
-    const worker = new Worker(url, { workerData: { templateSet: this.#templateSet }, execArgv: fromSource ? ['--import', 'tsx'] : [] });
+    const worker = startWorker({ templateSet: this.#templateSet });
     this.#stats.workersStarted++;
     this.#shipped = -1;
     worker.on('message', (reply: AdmissionWorkerReply) => this.#onReply(reply));
@@ -125,4 +123,17 @@ export class WorkerAdmissionChecker implements AdmissionCheck {
     for (const pending of this.#pending.values()) pending.reject(error);
     this.#pending.clear();
   }
+}
+
+/**
+ * The worker module next to this one: the built `.js`, or under tsx or vitest the `.ts` source.
+ * A worker's entry is loaded before hooks given as `--import tsx` in its execArgv are in place,
+ * so from source the entry is a small script that registers tsx's loader, then imports the module.
+ */
+function startWorker(workerData: unknown): Worker {
+  const fromSource = import.meta.url.endsWith('.ts');
+  const url = new URL(`../../worker/admission/admission-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url);
+  if (!fromSource) return new Worker(url, { workerData });
+  const tsx = import.meta.resolve('tsx/esm/api');
+  return new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); });`, { eval: true, workerData });
 }

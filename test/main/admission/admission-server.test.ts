@@ -1,0 +1,196 @@
+// The webhook over real HTTPS with real AdmissionReview JSON, its checks on the real admission
+// worker thread against a StoreProvider the test fills; the deadline path with a checker that
+// never answers and a fake clock.
+import { request as httpsRequest } from 'node:https';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAdmissionServer, MAX_REVIEW_BYTES, type AdmissionServer } from '../../../src/main/admission/admission-server.js';
+import { WorkerAdmissionChecker, type AdmissionCheck } from '../../../src/main/admission/worker-admission-checker.js';
+import { ControllerMetrics } from '../../../src/main/metrics/metrics.js';
+import { generateSelfSigned } from '../../../src/main/output/default-certificate.js';
+import { StoreProvider } from '../../../src/main/stores/store-provider.js';
+import type { AdmissionVerdict, KubeObject, TemplateSetSource } from '../../../src/worker/protocol.js';
+import { rejectionMessage } from '../../../src/worker/store/object-guard.js';
+import { defaultTemplateSet, endpointSlice, ingress, renderObjects, rule, service, storeNameFor } from '../../helpers/cluster.js';
+import { FakeClock } from '../../helpers/fake-clock.js';
+import { silentLogger } from '../../helpers/loggers.js';
+
+const OLD = { creationTimestamp: '2024-01-01T00:00:00Z' };
+const owner = ingress('team-a', 'shop', { rules: [rule('shop.example.com', { service: 'web' })] }, OLD);
+const cluster: KubeObject[] = [owner, service('team-a', 'web'), endpointSlice('team-a', 'web', ['10.0.0.1']), service('team-b', 'web'), endpointSlice('team-b', 'web', ['10.0.0.2'])];
+
+let set: TemplateSetSource;
+let pem: { cert: string; key: string };
+let server: AdmissionServer;
+let metrics: ControllerMetrics;
+
+beforeAll(async () => {
+  set = await defaultTemplateSet();
+  const both = await generateSelfSigned(Date.now(), 'CN=haptic-webhook.test');
+  const at = both.indexOf('-----BEGIN PRIVATE KEY-----');
+  pem = { cert: both.slice(0, at), key: both.slice(at) };
+  const stores = new StoreProvider(set.stores);
+  for (const object of cluster) stores.store(storeNameFor(object, set.stores)).upsert(object);
+  metrics = new ControllerMetrics({ defaultMetrics: false });
+  server = await startAdmissionServer({ address: '127.0.0.1:0', ...pem, checker: new WorkerAdmissionChecker({ stores, templateSet: set }), metrics, logger: silentLogger() });
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+interface Reply {
+  readonly status: number;
+  readonly text: string;
+}
+
+function post(port: number, body: string | Buffer, path = '/validate'): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      // The test pins the server's own self-signed certificate; it names no IP address.
+      { host: '127.0.0.1', port, path, method: 'POST', ca: pem.cert, checkServerIdentity: () => undefined, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function admissionReview(object: unknown, options: { uid?: string; kind?: string; group?: string; operation?: string; namespace?: string } = {}): string {
+  const kind = options.kind ?? 'Ingress';
+  return JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: options.uid ?? 'b2c3d4e5-0000-4000-8000-000000000001',
+      kind: { group: options.group ?? (kind === 'Ingress' ? 'networking.k8s.io' : ''), version: 'v1', kind },
+      resource: { group: 'networking.k8s.io', version: 'v1', resource: 'ingresses' },
+      namespace: options.namespace ?? 'team-b',
+      operation: options.operation ?? 'CREATE',
+      userInfo: { username: 'tenant-b' },
+      object,
+      dryRun: false,
+    },
+  });
+}
+
+interface ReviewResponse {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly response: { uid: string; allowed: boolean; status: { code: number; reason?: string; message?: string }; warnings?: string[] };
+}
+
+async function reviewOf(body: string, port = server.port): Promise<ReviewResponse['response']> {
+  const reply = await post(port, body);
+  expect(reply.status).toBe(200);
+  const parsed = JSON.parse(reply.text) as ReviewResponse;
+  expect(parsed.apiVersion).toBe('admission.k8s.io/v1');
+  expect(parsed.kind).toBe('AdmissionReview');
+  return parsed.response;
+}
+
+describe('the admission webhook over HTTPS', () => {
+  it('allows a good Ingress, echoing the request uid', async () => {
+    const good = ingress('team-b', 'blog', { rules: [rule('blog.example.com', { service: 'web' })] });
+    const response = await reviewOf(admissionReview(good, { uid: 'uid-good' }));
+    expect(response).toEqual({ uid: 'uid-good', allowed: true, status: { code: 200 } });
+  });
+
+  it('denies a host another namespace owns, naming the owner, with the refusal the render reports', async () => {
+    const taker = ingress('team-b', 'steal', { rules: [rule('shop.example.com', { path: '/admin', service: 'web' })] });
+    const response = await reviewOf(admissionReview(taker));
+    expect(response.allowed).toBe(false);
+    expect(response.status).toMatchObject({ code: 403, reason: 'HostConflict' });
+    expect(response.status.message).toContain('host shop.example.com belongs to namespace team-a (Ingress team-a/shop claimed it first)');
+    const created = { ...taker, metadata: { ...taker.metadata, creationTimestamp: new Date().toISOString() } };
+    expect(renderObjects(set, [...cluster, created]).warnings).toContain(response.status.message);
+  });
+
+  it('denies a bad annotation value with the rejection the render reports', async () => {
+    const bad = ingress('team-b', 'limits', { rules: [rule('limits.example.com', { service: 'web' })] }, { annotations: { 'haproxy.org/timeout-server': 'forever' } });
+    const response = await reviewOf(admissionReview(bad));
+    expect(response).toMatchObject({ allowed: false, status: { code: 403, reason: 'InvalidAnnotation' } });
+    const rendered = renderObjects(set, [...cluster, bad]);
+    expect(rendered.rejections?.map(rejectionMessage)).toContain(response.status.message);
+  });
+
+  it('allows an unknown annotation, with a warning', async () => {
+    const odd = ingress('team-b', 'odd', { rules: [rule('odd.example.com', { service: 'web' })] }, { annotations: { 'haproxy.org/made-up': 'yes' } });
+    const response = await reviewOf(admissionReview(odd));
+    expect(response.allowed).toBe(true);
+    expect(response.warnings).toContainEqual(expect.stringContaining('annotation haproxy.org/made-up is not a supported annotation; ignored'));
+  });
+
+  it('allows what it does not check: another kind, a DELETE', async () => {
+    expect(await reviewOf(admissionReview({ metadata: { name: 'cm' } }, { kind: 'ConfigMap' }))).toMatchObject({ allowed: true });
+    expect(await reviewOf(admissionReview(null, { operation: 'DELETE' }))).toMatchObject({ allowed: true });
+  });
+
+  it('denies an object it cannot decode, with the reason', async () => {
+    const response = await reviewOf(admissionReview({ kind: 'Ingress', spec: {} }));
+    expect(response).toMatchObject({ allowed: false, status: { reason: 'Rejected', message: 'Ingress: metadata is missing' } });
+  });
+
+  it('answers a malformed review, a wrong apiVersion or kind and an oversized body with a 400 naming the problem', async () => {
+    const notJson = await post(server.port, '{"apiVersion": ');
+    expect(notJson.status).toBe(400);
+    expect(notJson.text).toMatch(/^malformed AdmissionReview: the request body is not JSON/);
+    const v1beta1 = await post(server.port, admissionReview({}).replace('admission.k8s.io/v1', 'admission.k8s.io/v1beta1'));
+    expect(v1beta1).toEqual({ status: 400, text: 'malformed AdmissionReview: apiVersion "admission.k8s.io/v1beta1" is not admission.k8s.io/v1\n' });
+    const wrongKind = await post(server.port, JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'Ingress' }));
+    expect(wrongKind).toEqual({ status: 400, text: 'malformed AdmissionReview: kind "Ingress" is not AdmissionReview\n' });
+    const noRequest = await post(server.port, JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }));
+    expect(noRequest).toEqual({ status: 400, text: 'malformed AdmissionReview: the AdmissionReview has no request\n' });
+    const huge = await post(server.port, Buffer.alloc(MAX_REVIEW_BYTES + 1, 0x20));
+    expect(huge.status).toBe(400);
+    expect(huge.text).toContain(`over the limit of ${MAX_REVIEW_BYTES} bytes`);
+    // And it still serves.
+    expect(await reviewOf(admissionReview(ingress('team-b', 'after', { rules: [rule('after.example.com', { service: 'web' })] })))).toMatchObject({ allowed: true });
+  });
+
+  it('serves only POST /validate', async () => {
+    expect((await post(server.port, '{}', '/other')).status).toBe(404);
+  });
+
+  it('counts reviews by kind and verdict, with no user-controlled label', async () => {
+    const text = await metrics.metrics();
+    expect(text).toMatch(/haptic_admission_reviews_total\{kind="Ingress",verdict="denied"\} [1-9]/);
+    expect(text).toMatch(/haptic_admission_reviews_total\{kind="Ingress",verdict="allowed"\} [1-9]/);
+    expect(text).toMatch(/haptic_admission_reviews_total\{kind="other",verdict="invalid"\} [1-9]/);
+    expect(text).toMatch(/haptic_admission_duration_seconds_count [1-9]/);
+    expect(text).not.toContain('team-b');
+  });
+});
+
+describe('the admission webhook deadline', () => {
+  it('answers allowed with a warning once the deadline passes, and counts it', async () => {
+    const clock = new FakeClock();
+    let called!: () => void;
+    const checking = new Promise<void>((resolve) => {
+      called = resolve;
+    });
+    const slow: AdmissionCheck = {
+      check: () => {
+        called();
+        return new Promise<AdmissionVerdict>(() => undefined);
+      },
+      close: async () => undefined,
+    };
+    const counted = new ControllerMetrics({ defaultMetrics: false });
+    const slowServer = await startAdmissionServer({ address: '127.0.0.1:0', ...pem, checker: slow, timeoutMs: 2000, clock, metrics: counted, logger: silentLogger() });
+    try {
+      const pending = reviewOf(admissionReview(ingress('team-b', 'slow', { rules: [rule('slow.example.com', { service: 'web' })] }), { uid: 'uid-slow' }), slowServer.port);
+      await checking;
+      await clock.advance(2000);
+      const response = await pending;
+      expect(response).toMatchObject({ uid: 'uid-slow', allowed: true });
+      expect(response.warnings).toEqual([expect.stringContaining('did not finish checking this Ingress within 2000 ms')]);
+      expect(await counted.metrics()).toMatch(/haptic_admission_reviews_total\{kind="Ingress",verdict="timeout"\} 1/);
+    } finally {
+      await slowServer.close();
+    }
+  });
+});
