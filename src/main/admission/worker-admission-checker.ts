@@ -4,10 +4,12 @@
 // or when the change log no longer reaches back), the way render workers are synced; the port
 // keeps messages in order, so the review sees them. The main thread pays for the delta and a
 // structured clone of the reviewed object, never for a check. A worker that dies fails its
-// pending reviews and is replaced on the next one, with a full sync.
+// pending reviews and is replaced on the next one, with a full sync. Once started, it also
+// ships changes every `syncIntervalMs`, so a review after a burst of changes (the initial list
+// above all) finds the replica current instead of paying for the burst within its deadline.
 import { Worker } from 'node:worker_threads';
 import type { AdmissionCheckRequest, AdmissionVerdict, AdmissionWorkerMessage, AdmissionWorkerReply, ReplicaSync, TemplateSetSource } from '../../worker/protocol.js';
-import { systemClock, type Clock } from '../core/clock.js';
+import { every, systemClock, type Clock } from '../core/clock.js';
 import type { StoreProvider } from '../stores/store-provider.js';
 
 /** What the admission server asks: the verdict on one request. */
@@ -20,6 +22,8 @@ export interface WorkerAdmissionCheckerOptions {
   readonly stores: StoreProvider;
   readonly templateSet: TemplateSetSource;
   readonly clock?: Clock;
+  /** Between reviews, changes are shipped this often (after `start()`). @default 1000 */
+  readonly syncIntervalMs?: number;
 }
 
 interface Pending {
@@ -31,6 +35,8 @@ export class WorkerAdmissionChecker implements AdmissionCheck {
   readonly #stores: StoreProvider;
   readonly #templateSet: TemplateSetSource;
   readonly #clock: Clock;
+  readonly #syncIntervalMs: number;
+  #stopSyncing: (() => void) | undefined;
   #worker: Worker | undefined;
   /** The store version last posted to the worker; -1: it needs a full snapshot. */
   #shipped = -1;
@@ -43,6 +49,21 @@ export class WorkerAdmissionChecker implements AdmissionCheck {
     this.#stores = options.stores;
     this.#templateSet = options.templateSet;
     this.#clock = options.clock ?? systemClock;
+    this.#syncIntervalMs = options.syncIntervalMs ?? 1000;
+  }
+
+  /** Starts the worker with the stores as they are, and keeps its replica current between reviews. */
+  start(): void {
+    if (this.#closed || this.#stopSyncing !== undefined) return;
+    this.#syncTo(this.#worker ?? this.#start());
+    this.#stopSyncing = every(
+      this.#clock,
+      this.#syncIntervalMs,
+      () => {
+        if (this.#worker !== undefined) this.#syncTo(this.#worker);
+      },
+      { unref: true },
+    );
   }
 
   get stats(): { readonly fullSyncs: number; readonly deltaSyncs: number; readonly workersStarted: number } {
@@ -62,6 +83,7 @@ export class WorkerAdmissionChecker implements AdmissionCheck {
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#stopSyncing?.();
     const worker = this.#worker;
     this.#worker = undefined;
     this.#failAll(new Error('the admission checker is closed'));

@@ -82,6 +82,7 @@ async function startWebhook(options: WebhookOptions, assembled: AssembledControl
   const [cert, key] = await Promise.all([read(options.certFile, 'certificate (--webhook-cert)'), read(options.keyFile, 'key (--webhook-key)')]);
   const { engine } = assembled;
   const checker = new WorkerAdmissionChecker({ stores: engine.stores, templateSet: assembled.templateSet, clock: engine.clock });
+  checker.start();
   return startAdmissionServer({
     address: options.address,
     cert,

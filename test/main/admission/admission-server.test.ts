@@ -1,16 +1,15 @@
 // The webhook over real HTTPS with real AdmissionReview JSON, its checks on the real admission
 // worker thread against a StoreProvider the test fills; the deadline path with a checker that
 // never answers and a fake clock.
-import { request as httpsRequest } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdmissionServer, MAX_REVIEW_BYTES, type AdmissionServer } from '../../../src/main/admission/admission-server.js';
 import { WorkerAdmissionChecker, type AdmissionCheck } from '../../../src/main/admission/worker-admission-checker.js';
 import { ControllerMetrics } from '../../../src/main/metrics/metrics.js';
-import { generateSelfSigned } from '../../../src/main/output/default-certificate.js';
 import { StoreProvider } from '../../../src/main/stores/store-provider.js';
 import type { AdmissionVerdict, KubeObject, TemplateSetSource } from '../../../src/worker/protocol.js';
 import { rejectionMessage } from '../../../src/worker/store/object-guard.js';
 import { defaultTemplateSet, endpointSlice, ingress, renderObjects, rule, service, storeNameFor } from '../../helpers/cluster.js';
+import { admissionReview, postReview, servingPem, type ReviewResponse, type ServingPem } from '../../helpers/admission-client.js';
 import { FakeClock } from '../../helpers/fake-clock.js';
 import { silentLogger } from '../../helpers/loggers.js';
 
@@ -19,72 +18,27 @@ const owner = ingress('team-a', 'shop', { rules: [rule('shop.example.com', { ser
 const cluster: KubeObject[] = [owner, service('team-a', 'web'), endpointSlice('team-a', 'web', ['10.0.0.1']), service('team-b', 'web'), endpointSlice('team-b', 'web', ['10.0.0.2'])];
 
 let set: TemplateSetSource;
-let pem: { cert: string; key: string };
+let pem: ServingPem;
 let server: AdmissionServer;
 let metrics: ControllerMetrics;
 
 beforeAll(async () => {
   set = await defaultTemplateSet();
-  const both = await generateSelfSigned(Date.now(), 'CN=haptic-webhook.test');
-  const at = both.indexOf('-----BEGIN PRIVATE KEY-----');
-  pem = { cert: both.slice(0, at), key: both.slice(at) };
+  pem = await servingPem();
   const stores = new StoreProvider(set.stores);
   for (const object of cluster) stores.store(storeNameFor(object, set.stores)).upsert(object);
   metrics = new ControllerMetrics({ defaultMetrics: false });
-  server = await startAdmissionServer({ address: '127.0.0.1:0', ...pem, checker: new WorkerAdmissionChecker({ stores, templateSet: set }), metrics, logger: silentLogger() });
+  const checker = new WorkerAdmissionChecker({ stores, templateSet: set });
+  checker.start();
+  server = await startAdmissionServer({ address: '127.0.0.1:0', ...pem, checker, metrics, logger: silentLogger() });
 });
 
 afterAll(async () => {
   await server?.close();
 });
 
-interface Reply {
-  readonly status: number;
-  readonly text: string;
-}
-
-function post(port: number, body: string | Buffer, path = '/validate'): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      // The test pins the server's own self-signed certificate; it names no IP address.
-      { host: '127.0.0.1', port, path, method: 'POST', ca: pem.cert, checkServerIdentity: () => undefined, headers: { 'content-type': 'application/json' } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-function admissionReview(object: unknown, options: { uid?: string; kind?: string; group?: string; operation?: string; namespace?: string } = {}): string {
-  const kind = options.kind ?? 'Ingress';
-  return JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: options.uid ?? 'b2c3d4e5-0000-4000-8000-000000000001',
-      kind: { group: options.group ?? (kind === 'Ingress' ? 'networking.k8s.io' : ''), version: 'v1', kind },
-      resource: { group: 'networking.k8s.io', version: 'v1', resource: 'ingresses' },
-      namespace: options.namespace ?? 'team-b',
-      operation: options.operation ?? 'CREATE',
-      userInfo: { username: 'tenant-b' },
-      object,
-      dryRun: false,
-    },
-  });
-}
-
-interface ReviewResponse {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly response: { uid: string; allowed: boolean; status: { code: number; reason?: string; message?: string }; warnings?: string[] };
-}
-
 async function reviewOf(body: string, port = server.port): Promise<ReviewResponse['response']> {
-  const reply = await post(port, body);
+  const reply = await postReview(port, pem.cert, body);
   expect(reply.status).toBe(200);
   const parsed = JSON.parse(reply.text) as ReviewResponse;
   expect(parsed.apiVersion).toBe('admission.k8s.io/v1');
@@ -135,16 +89,16 @@ describe('the admission webhook over HTTPS', () => {
   });
 
   it('answers a malformed review, a wrong apiVersion or kind and an oversized body with a 400 naming the problem', async () => {
-    const notJson = await post(server.port, '{"apiVersion": ');
+    const notJson = await postReview(server.port, pem.cert, '{"apiVersion": ');
     expect(notJson.status).toBe(400);
     expect(notJson.text).toMatch(/^malformed AdmissionReview: the request body is not JSON/);
-    const v1beta1 = await post(server.port, admissionReview({}).replace('admission.k8s.io/v1', 'admission.k8s.io/v1beta1'));
+    const v1beta1 = await postReview(server.port, pem.cert, admissionReview({}).replace('admission.k8s.io/v1', 'admission.k8s.io/v1beta1'));
     expect(v1beta1).toEqual({ status: 400, text: 'malformed AdmissionReview: apiVersion "admission.k8s.io/v1beta1" is not admission.k8s.io/v1\n' });
-    const wrongKind = await post(server.port, JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'Ingress' }));
+    const wrongKind = await postReview(server.port, pem.cert, JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'Ingress' }));
     expect(wrongKind).toEqual({ status: 400, text: 'malformed AdmissionReview: kind "Ingress" is not AdmissionReview\n' });
-    const noRequest = await post(server.port, JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }));
+    const noRequest = await postReview(server.port, pem.cert, JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }));
     expect(noRequest).toEqual({ status: 400, text: 'malformed AdmissionReview: the AdmissionReview has no request\n' });
-    const huge = await post(server.port, Buffer.alloc(MAX_REVIEW_BYTES + 1, 0x20));
+    const huge = await postReview(server.port, pem.cert, Buffer.alloc(MAX_REVIEW_BYTES + 1, 0x20));
     expect(huge.status).toBe(400);
     expect(huge.text).toContain(`over the limit of ${MAX_REVIEW_BYTES} bytes`);
     // And it still serves.
@@ -152,7 +106,7 @@ describe('the admission webhook over HTTPS', () => {
   });
 
   it('serves only POST /validate', async () => {
-    expect((await post(server.port, '{}', '/other')).status).toBe(404);
+    expect((await postReview(server.port, pem.cert, '{}', '/other')).status).toBe(404);
   });
 
   it('counts reviews by kind and verdict, with no user-controlled label', async () => {
