@@ -45,10 +45,20 @@ function reviewBody(uid: string, object: KubeObject, operation: 'CREATE' | 'UPDA
   });
 }
 
-/** The i-th reviewed object: a changed existing Ingress, or (every fourth) a newcomer on a claimed host. */
+/** Objects from the API server carry their creation time; the synthetic cluster's get this one. */
+const CREATED = '2024-01-01T00:00:00Z';
+
+function stamped(object: KubeObject): KubeObject {
+  return { ...object, metadata: { ...object.metadata, creationTimestamp: CREATED } };
+}
+
+/**
+ * The i-th reviewed object: a changed existing Ingress, or (every fourth) a newcomer from another
+ * namespace on a claimed host, which is denied.
+ */
 function reviewOf(cluster: SyntheticCluster, n: number, i: number): string {
   const index = (i * 7919) % n;
-  const existing = cluster.ingress(index, 1000 + i);
+  const existing = stamped(cluster.ingress(index, 1000 + i));
   if (i % 4 !== 3) return reviewBody(`uid-${i}`, existing, 'UPDATE');
   const spec = existing.spec as { rules: unknown[] };
   const newcomer: KubeObject = { ...existing, metadata: { name: `claim-${i}`, namespace: 'newcomers' }, spec: { ...spec } };
@@ -127,6 +137,7 @@ export const webhookSuite: Suite = {
     const largest = Math.max(...context.sizes);
     for (const n of context.sizes) {
       const { stores, cluster } = populatedStores(set, n);
+      for (let i = 0; i < n; i++) stores.store('ingresses').upsert(stamped(cluster.ingress(i)));
       const changer = new OneObjectChanger(stores, cluster, n);
       const checker = new WorkerAdmissionChecker({ stores, templateSet: set });
       checker.start();
@@ -135,6 +146,7 @@ export const webhookSuite: Suite = {
       try {
         const t0 = performance.now();
         await post(agent, server.port, pem.cert, reviewOf(cluster, n, 0));
+        // The first answer waits for the worker to start and take a full snapshot of the stores.
         const firstMs = performance.now() - t0;
         const warmup = 50;
         const count = bySize(n, 400, 400, 400);
@@ -156,19 +168,21 @@ export const webhookSuite: Suite = {
         const p50 = percentile(latencies, 50);
         const p99 = percentile(latencies, 99);
         p99ByN.set(n, p99);
-        results.push({ task: 'review (sequential)', n, p50Ms: sig(p50), p99Ms: sig(p99), maxMs: sig(latencies[latencies.length - 1] as number), samples: latencies.length, denied, timeouts, firstReviewMs: sig(firstMs) });
+        results.push({ task: 'review (sequential)', n, p50Ms: sig(p50), p99Ms: sig(p99), maxMs: sig(latencies[latencies.length - 1] as number), samples: latencies.length, denied, timeouts, firstAnswerMs: sig(firstMs) });
 
         if (n === largest) {
           const bodies = Array.from({ length: RATE_PER_S * LOAD_SECONDS }, (_, i) => reviewOf(cluster, n, 100_000 + i));
           const delay = monitorEventLoopDelay({ resolution: 1 });
           const changes = setInterval(() => changer.change(), 1000 / RATE_PER_S);
           delay.enable();
+          const elu0 = performance.eventLoopUtilization();
           const client = new Worker(LOAD_CLIENT, { eval: true, workerData: { port: server.port, cert: pem.cert, bodies, intervalMs: 1000 / RATE_PER_S } });
           const load = await new Promise<LoadResult>((resolve, reject) => {
             client.once('message', resolve);
             client.once('error', reject);
           });
           delay.disable();
+          const elu = performance.eventLoopUtilization(elu0);
           clearInterval(changes);
           await client.terminate();
           const sorted = [...load.latencies].sort((a, b) => a - b);
@@ -186,6 +200,7 @@ export const webhookSuite: Suite = {
             eventLoopDelayP50Ms: sig(delay.percentile(50) / 1e6),
             eventLoopDelayP99Ms: sig(delayP99),
             eventLoopDelayMaxMs: sig(delay.max / 1e6),
+            mainThreadBusyPct: sig(elu.utilization * 100),
           });
           notes.push(`main-thread event-loop delay p99 at ${RATE_PER_S} reviews/s and N=${n}: ${sig(delayP99)} ms (target < 20 ms): ${delayP99 < 20 ? 'met' : 'NOT met'}`);
         }

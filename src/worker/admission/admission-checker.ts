@@ -44,8 +44,14 @@ export class AdmissionChecker {
     return this.#replica.version;
   }
 
+  /**
+   * Applies a delta or snapshot, and brings the ownership index along right away: after a full
+   * sync that costs a pass over every Ingress, which belongs here, not within a review's deadline.
+   */
   sync(sync: ReplicaSync): ReplicaSyncAck {
-    return this.#replica.apply(sync);
+    const ack = this.#replica.apply(sync);
+    withGuardContext(this.#context, () => this.#ownershipOf(this.#reader()));
+    return ack;
   }
 
   /** The verdict on one request; `now` (ms since the epoch) is a new object's creation time. */
@@ -57,7 +63,7 @@ export class AdmissionChecker {
     const stores = this.#options.stores;
     const admitted = this.#admit(request, stores.ingresses, now);
     if ('denied' in admitted) return admitted.denied;
-    const reader = new GuardedReader((name) => this.#replica.store(name), () => undefined, this.#context);
+    const reader = this.#reader();
     const classes = classPolicy(reader, this.#options);
     // Another controller's Ingress: none of our business, whatever its annotations say.
     if (!acceptsClass(admitted.object, classes)) return { allowed: true, warnings: [] };
@@ -66,12 +72,22 @@ export class AdmissionChecker {
     if (!verdict.ok) return deny('Rejected', verdict.reason);
     const key = objectKey(verdict.object);
     const entry = computeEntry(reader, this.#options, key, verdict.object, () => undefined);
-    this.#ownership.refresh(this.#replica.store(stores.ingresses), classes);
-    const refusals = this.#ownership.refusals(key, entry.routes);
+    const refusals = this.#ownershipOf(reader).refusals(key, entry.routes);
     if (refusals.length > 0) return deny('HostConflict', refusals.join('; '));
     const warnings: string[] = [];
     for (const item of entry.log) warnings.push('warn' in item ? item.warn : `rejected ${item.reject}`);
     return { allowed: true, warnings: capWarnings(warnings) };
+  }
+
+  /** Guarded reads of the replica (warnings are the render's business, not the review's). */
+  #reader(): GuardedReader {
+    return new GuardedReader((name) => this.#replica.store(name), () => undefined, this.#context);
+  }
+
+  /** The ownership index, current with the replica (costs what changed since the last call). */
+  #ownershipOf(reader: GuardedReader): OwnershipIndex {
+    this.#ownership.refresh(this.#replica.store(this.#options.stores.ingresses), classPolicy(reader, this.#options));
+    return this.#ownership;
   }
 
   #secret(request: AdmissionCheckRequest): AdmissionVerdict {
