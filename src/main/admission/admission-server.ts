@@ -43,6 +43,8 @@ export interface AdmissionServer {
   /** The bound address, `HOST:PORT`. */
   readonly address: string;
   readonly port: number;
+  /** Serves another certificate from now on (a renewed one); throws when the PEM texts do not load. */
+  setCertificate(cert: string, key: string): void;
   /** Stops listening, closes every connection and the checker; idempotent. */
   close(): Promise<void>;
 }
@@ -73,6 +75,9 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
   return {
     address: bound.family === 'IPv6' ? `[${bound.address}]:${bound.port}` : `${bound.address}:${bound.port}`,
     port: bound.port,
+    setCertificate(cert: string, key: string) {
+      server.setSecureContext({ cert, key });
+    },
     close() {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,7 +1,7 @@
 // runController: the controller `run` starts. Assembles it (see controller.ts), serves metrics and
 // health, runs until the signal aborts, then stops in order: sources and leader components stop
 // and leadership is released (the engine), then the worker pool and the HTTP endpoints close.
-import { readFile } from 'node:fs/promises';
+import { readCertificatePair, reloadCertificates } from '../admission/certificate-files.js';
 import { startAdmissionServer, type AdmissionServer } from '../admission/admission-server.js';
 import { WorkerAdmissionChecker } from '../admission/worker-admission-checker.js';
 import { attachHttpResources } from '../http-resources/http-resource-fetcher.js';
@@ -75,18 +75,13 @@ export async function runController(options: RunOptions, signal: AbortSignal, on
 }
 
 async function startWebhook(options: WebhookOptions, assembled: AssembledController, metrics: ControllerMetrics): Promise<AdmissionServer> {
-  const read = (file: string, what: string): Promise<string> =>
-    readFile(file, 'utf8').catch((error: unknown) => {
-      throw new Error(`cannot read the webhook's ${what} ${file}: ${(error as Error).message}`);
-    });
-  const [cert, key] = await Promise.all([read(options.certFile, 'certificate (--webhook-cert)'), read(options.keyFile, 'key (--webhook-key)')]);
+  const pair = await readCertificatePair(options.certFile, options.keyFile);
   const { engine } = assembled;
   const checker = new WorkerAdmissionChecker({ stores: engine.stores, templateSet: assembled.templateSet, clock: engine.clock });
   checker.start();
-  return startAdmissionServer({
+  const server = await startAdmissionServer({
     address: options.address,
-    cert,
-    key,
+    ...pair,
     checker,
     metrics,
     clock: engine.clock,
@@ -96,4 +91,19 @@ async function startWebhook(options: WebhookOptions, assembled: AssembledControl
     await checker.close();
     throw error;
   });
+  const reloader = reloadCertificates({
+    certFile: options.certFile,
+    keyFile: options.keyFile,
+    current: pair,
+    apply: (renewed) => server.setCertificate(renewed.cert, renewed.key),
+    clock: engine.clock,
+    logger: engine.logger,
+  });
+  return {
+    ...server,
+    close: async () => {
+      reloader.stop();
+      await server.close();
+    },
+  };
 }

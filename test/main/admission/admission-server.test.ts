@@ -148,3 +148,34 @@ describe('the admission webhook deadline', () => {
     }
   });
 });
+
+describe('the admission webhook when its checker fails or its certificate is renewed', () => {
+  it('answers allowed with a warning when the checker fails, and counts it as an error', async () => {
+    const failing: AdmissionCheck = { check: () => Promise.reject(new Error('the admission worker exited with code 1')), close: async () => undefined };
+    const counted = new ControllerMetrics({ defaultMetrics: false });
+    const failingServer = await startAdmissionServer({ address: '127.0.0.1:0', ...pem, checker: failing, metrics: counted, logger: silentLogger() });
+    try {
+      const response = await reviewOf(admissionReview(ingress('team-b', 'x', { rules: [rule('x.example.com', { service: 'web' })] })), failingServer.port);
+      expect(response.allowed).toBe(true);
+      expect(response.warnings).toEqual([expect.stringContaining('could not check this Ingress (the admission worker exited with code 1)')]);
+      expect(await counted.metrics()).toMatch(/haptic_admission_reviews_total\{kind="Ingress",verdict="error"\} 1/);
+    } finally {
+      await failingServer.close();
+    }
+  });
+
+  it('serves a renewed certificate to new connections without a restart', async () => {
+    const allow: AdmissionCheck = { check: async () => ({ allowed: true, warnings: [] }), close: async () => undefined };
+    const renewedServer = await startAdmissionServer({ address: '127.0.0.1:0', ...pem, checker: allow, logger: silentLogger() });
+    try {
+      const renewed = await servingPem();
+      renewedServer.setCertificate(renewed.cert, renewed.key);
+      const body = admissionReview(ingress('team-b', 'y', { rules: [rule('y.example.com', { service: 'web' })] }));
+      expect((await postReview(renewedServer.port, renewed.cert, body)).status).toBe(200);
+      await expect(postReview(renewedServer.port, pem.cert, body)).rejects.toThrow();
+      expect(() => renewedServer.setCertificate('not a certificate', 'nor a key')).toThrow();
+    } finally {
+      await renewedServer.close();
+    }
+  });
+});
