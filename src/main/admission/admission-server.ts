@@ -19,6 +19,8 @@ import type { AdmissionCheck } from './worker-admission-checker.js';
 export const MAX_REVIEW_BYTES = 3 * 1024 * 1024;
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 2000;
 export const WEBHOOK_PATH = '/validate';
+/** A request not received whole by then is cut off. */
+const REQUEST_TIMEOUT_MS = 30_000;
 
 /** What the server records (ControllerMetrics). */
 export interface AdmissionMetrics {
@@ -56,6 +58,9 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new TypeError(`the webhook timeout must be a positive integer of ms, got ${String(timeoutMs)}`);
   const handler = new ReviewHandler(options.checker, timeoutMs, options.clock ?? systemClock, options.metrics, options.logger ?? defaultLogger());
   const server: Server = createServer({ cert: options.cert, key: options.key }, (req, res) => handler.handle(req, res));
+  // The API server sends a review at once; a client that trickles one in only holds a socket.
+  server.headersTimeout = REQUEST_TIMEOUT_MS;
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);

@@ -26,6 +26,9 @@ export interface WorkerAdmissionCheckerOptions {
   readonly syncIntervalMs?: number;
 }
 
+/** After a worker died, reviews fail (allowed, with a warning) for this long before another starts. */
+const RESTART_PAUSE_MS = 1000;
+
 interface Pending {
   readonly resolve: (verdict: AdmissionVerdict) => void;
   readonly reject: (error: Error) => void;
@@ -43,6 +46,8 @@ export class WorkerAdmissionChecker implements AdmissionCheck {
   #nextId = 0;
   readonly #pending = new Map<number, Pending>();
   #closed = false;
+  /** When the last worker died (clock.monotonic), for the restart pause. */
+  #diedAt: number | undefined;
   readonly #stats = { fullSyncs: 0, deltaSyncs: 0, workersStarted: 0 };
 
   constructor(options: WorkerAdmissionCheckerOptions) {
@@ -72,6 +77,10 @@ export class WorkerAdmissionChecker implements AdmissionCheck {
 
   check(request: AdmissionCheckRequest): Promise<AdmissionVerdict> {
     if (this.#closed) return Promise.reject(new Error('the admission checker is closed'));
+    // A worker that dies at once (at load) is not restarted for every review.
+    if (this.#worker === undefined && this.#diedAt !== undefined && this.#clock.monotonic() - this.#diedAt < RESTART_PAUSE_MS) {
+      return Promise.reject(new Error('the admission worker stopped and is restarting'));
+    }
     const worker = this.#worker ?? this.#start();
     this.#syncTo(worker);
     const id = this.#nextId++;
@@ -118,6 +127,7 @@ export class WorkerAdmissionChecker implements AdmissionCheck {
     const gone = (error: Error): void => {
       if (this.#worker !== worker) return;
       this.#worker = undefined;
+      this.#diedAt = this.#clock.monotonic();
       this.#failAll(error);
     };
     worker.on('error', gone);
