@@ -86,6 +86,8 @@ export class WorkerAdmissionChecker implements AdmissionCheck {
     const id = this.#nextId++;
     return new Promise<AdmissionVerdict>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
+      // Referenced while a review waits on it, so the answer arrives even with nothing else alive.
+      if (this.#pending.size === 1) worker.ref();
       this.#post(worker, { kind: 'review', id, now: this.#clock.now(), request });
     });
   }
@@ -132,7 +134,7 @@ export class WorkerAdmissionChecker implements AdmissionCheck {
     };
     worker.on('error', gone);
     worker.on('exit', (code) => gone(new Error(`the admission worker exited with code ${code}`)));
-    // The webhook must never keep the process alive on its own.
+    // An idle worker never keeps the process alive on its own.
     worker.unref();
     this.#worker = worker;
     return worker;
@@ -147,6 +149,7 @@ export class WorkerAdmissionChecker implements AdmissionCheck {
     const pending = this.#pending.get(reply.id);
     if (pending === undefined) return;
     this.#pending.delete(reply.id);
+    if (this.#pending.size === 0) this.#worker?.unref();
     if (reply.kind === 'verdict') pending.resolve(reply.verdict);
     else pending.reject(new Error(`the admission check failed: ${reply.message}`));
   }
