@@ -78,6 +78,15 @@ describe('the admission webhook over HTTPS', () => {
     expect(response.warnings).toContainEqual(expect.stringContaining('annotation haproxy.org/made-up is not a supported annotation; ignored'));
   });
 
+  it('denies a TLS Secret whose certificate does not load, and allows an Opaque one', async () => {
+    const broken = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'cert', namespace: 'team-b' }, type: 'kubernetes.io/tls', data: { 'tls.crt': 'bm90IGEgY2VydA==', 'tls.key': 'bm9yIGEga2V5' } };
+    const response = await reviewOf(admissionReview(broken, { kind: 'Secret' }));
+    expect(response).toMatchObject({ allowed: false, status: { code: 403, reason: 'InvalidTLS' } });
+    expect(response.status.message).toMatch(/^Secret team-b\/cert: /);
+    const opaque = { ...broken, type: 'Opaque' };
+    expect(await reviewOf(admissionReview(opaque, { kind: 'Secret' }))).toMatchObject({ allowed: true });
+  });
+
   it('allows what it does not check: another kind, a DELETE', async () => {
     expect(await reviewOf(admissionReview({ metadata: { name: 'cm' } }, { kind: 'ConfigMap' }))).toMatchObject({ allowed: true });
     expect(await reviewOf(admissionReview(null, { operation: 'DELETE' }))).toMatchObject({ allowed: true });
