@@ -37,6 +37,12 @@ export interface AdmissionServerOptions {
   /** @default 2000 */
   readonly timeoutMs?: number;
   readonly metrics?: AdmissionMetrics;
+  /**
+   * Whether the stores hold what the cluster has (the initial lists are in). Before that, an
+   * allowed review says so in a warning: ownership was judged against part of the cluster.
+   * @default always
+   */
+  readonly synchronized?: () => boolean;
   readonly clock?: Clock;
   readonly logger?: Logger;
 }
@@ -56,7 +62,7 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
   if (listen === 'off') throw new TypeError('--webhook-addr cannot be "off"; leave the flag out to serve no webhook');
   const timeoutMs = options.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS;
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new TypeError(`the webhook timeout must be a positive integer of ms, got ${String(timeoutMs)}`);
-  const handler = new ReviewHandler(options.checker, timeoutMs, options.clock ?? systemClock, options.metrics, options.logger ?? defaultLogger());
+  const handler = new ReviewHandler(options.checker, timeoutMs, options.clock ?? systemClock, options.metrics, options.logger ?? defaultLogger(), options.synchronized ?? (() => true));
   const server: Server = createServer({ cert: options.cert, key: options.key }, (req, res) => handler.handle(req, res));
   // The API server sends a review at once; a client that trickles one in only holds a socket.
   server.headersTimeout = REQUEST_TIMEOUT_MS;
@@ -102,6 +108,7 @@ class ReviewHandler {
     private readonly clock: Clock,
     private readonly metrics: AdmissionMetrics | undefined,
     private readonly logger: Logger,
+    private readonly synchronized: () => boolean,
   ) {}
 
   handle(req: IncomingMessage, res: ServerResponse): void {
@@ -165,7 +172,9 @@ class ReviewHandler {
       const warning = `haptic-reconciler could not check this ${kind} (${outcome.message}); it was admitted unchecked, and the controller still checks it before it is served`;
       return this.#answer(res, decoded.uid, kind, 'error', { allowed: true, warnings: [warning] }, started);
     }
-    return this.#answer(res, decoded.uid, kind, outcome.allowed ? 'allowed' : 'denied', outcome, started);
+    if (!outcome.allowed) return this.#answer(res, decoded.uid, kind, 'denied', outcome, started);
+    const verdict = this.synchronized() ? outcome : { ...outcome, warnings: [...outcome.warnings, UNSYNCHRONIZED] };
+    return this.#answer(res, decoded.uid, kind, 'allowed', verdict, started);
   }
 
   #answer(res: ServerResponse, uid: string, kind: AdmissionKind, label: AdmissionOutcome, verdict: AdmissionVerdict, started: number): void {
@@ -188,6 +197,8 @@ class ReviewHandler {
     res.end(body);
   }
 }
+
+const UNSYNCHRONIZED = 'haptic-reconciler has not finished reading the cluster: host ownership and references were checked against the objects it has read so far';
 
 function tooLarge(bytes: number): string {
   return `the AdmissionReview is ${bytes} bytes or more, over the limit of ${MAX_REVIEW_BYTES} bytes (the API server's own request cap)`;

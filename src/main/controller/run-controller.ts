@@ -1,6 +1,7 @@
 // runController: the controller `run` starts. Assembles it (see controller.ts), serves metrics and
-// health, runs until the signal aborts, then stops in order: sources and leader components stop
-// and leadership is released (the engine), then the worker pool and the HTTP endpoints close.
+// health (and with `webhook`, the admission webhook, on every replica), runs until the signal
+// aborts, then stops in order: sources and leader components stop and leadership is released
+// (the engine), then the worker pool and the HTTP endpoints close.
 import { readCertificatePair, reloadCertificates } from '../admission/certificate-files.js';
 import { startAdmissionServer, type AdmissionServer } from '../admission/admission-server.js';
 import { WorkerAdmissionChecker } from '../admission/worker-admission-checker.js';
@@ -84,6 +85,7 @@ async function startWebhook(options: WebhookOptions, assembled: AssembledControl
     ...pair,
     checker,
     metrics,
+    synchronized: () => engine.readiness().synchronized,
     clock: engine.clock,
     logger: engine.logger,
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),

@@ -173,6 +173,20 @@ describe('the admission webhook when its checker fails or its certificate is ren
     }
   });
 
+  it('says in a warning when it allowed a review before the stores were synchronized', async () => {
+    const allow: AdmissionCheck = { check: async () => ({ allowed: true, warnings: [] }), close: async () => undefined };
+    let synchronized = false;
+    const early = await startAdmissionServer({ address: '127.0.0.1:0', ...pem, checker: allow, synchronized: () => synchronized, logger: silentLogger() });
+    try {
+      const body = admissionReview(ingress('team-b', 'z', { rules: [rule('z.example.com', { service: 'web' })] }));
+      expect((await reviewOf(body, early.port)).warnings).toEqual([expect.stringContaining('has not finished reading the cluster')]);
+      synchronized = true;
+      expect((await reviewOf(body, early.port)).warnings).toBeUndefined();
+    } finally {
+      await early.close();
+    }
+  });
+
   it('serves a renewed certificate to new connections without a restart', async () => {
     const allow: AdmissionCheck = { check: async () => ({ allowed: true, warnings: [] }), close: async () => undefined };
     const renewedServer = await startAdmissionServer({ address: '127.0.0.1:0', ...pem, checker: allow, logger: silentLogger() });
