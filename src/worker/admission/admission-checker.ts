@@ -72,10 +72,12 @@ export class AdmissionChecker {
     if (!verdict.ok) return deny('Rejected', verdict.reason);
     const key = objectKey(verdict.object);
     const entry = computeEntry(reader, this.#options, key, verdict.object, () => undefined);
-    const refusals = this.#ownershipOf(reader).refusals(key, entry.routes);
+    const { refusals, conflicts } = this.#ownershipOf(reader).judge(key, entry.routes);
     if (refusals.length > 0) return deny('HostConflict', refusals.join('; '));
     const warnings: string[] = [];
     for (const item of entry.log) warnings.push('warn' in item ? item.warn : `rejected ${item.reject}`);
+    // Within its own namespace the oldest Ingress serves a path: a warning, as in the render.
+    warnings.push(...conflicts);
     return { allowed: true, warnings: capWarnings(warnings) };
   }
 

@@ -9,6 +9,7 @@ import { describe, guardObject } from '../store/object-guard.js';
 import type { KubeObject } from '../protocol.js';
 import { compareClaimants, creationTime } from '../routing/claimant.js';
 import { domainOf, hostLabel, HostOwners, isWildcard, type RouteCandidate } from '../routing/host-owners.js';
+import { routeTables } from '../routing/route-index.js';
 import { acceptsClass, type ClassPolicy } from '../routing/ingress-class.js';
 import type { ModelOptions } from '../routing/model.js';
 
@@ -56,10 +57,12 @@ export class OwnershipIndex {
   }
 
   /**
-   * The refusals `candidate` (the routes of the Ingress under `key`, replacing what the index
-   * holds for that key) would get, as the render words them: one message per refused route.
+   * How `candidate` (the routes of the Ingress under `key`, replacing what the index holds for
+   * that key) fares among the routes it meets, worded as the render words it: `refusals`, one
+   * per route another namespace's host ownership refuses; `conflicts`, the render's other
+   * warnings about its routes (a path an older Ingress of its own namespace already serves).
    */
-  refusals(key: string, candidate: readonly RouteCandidate[]): string[] {
+  judge(key: string, candidate: readonly RouteCandidate[]): { readonly refusals: string[]; readonly conflicts: string[] } {
     const own = new Set(this.#byKey.get(key) ?? NO_ROUTES);
     const relevant = new Set<RouteCandidate>();
     const add = (routes: Iterable<RouteCandidate> | undefined): void => {
@@ -73,18 +76,25 @@ export class OwnershipIndex {
       if (group !== undefined && (group.wildcards > 0 || isWildcard(route.host))) add(group.routes);
     }
     const mine = new Set(candidate);
+    const met = [...relevant, ...candidate];
     const owners = new HostOwners();
-    const messages: string[] = [];
-    for (const route of [...relevant, ...candidate].sort(compareClaimants)) {
+    const refusals: string[] = [];
+    for (const route of [...met].sort(compareClaimants)) {
       const holder = owners.claim(route);
       if (holder === undefined || !mine.has(route)) continue;
       const message =
         holder.host === route.host && basePath(holder) === basePath(route)
           ? `${route.owner}: route ${route.host}${route.path} is already served by ${holder.owner}; ignored`
           : `${route.owner}: route ${route.host}${route.path} is refused: ${hostLabel(holder.host)} belongs to namespace ${holder.namespace} (${holder.owner} claimed it first); ignored`;
-      if (!messages.includes(message)) messages.push(message);
+      if (!refusals.includes(message)) refusals.push(message);
     }
-    return messages;
+    // The route tables of the routes met, built as the render builds them, for the rest.
+    const conflicts: string[] = [];
+    const prefix = candidate.length === 0 ? undefined : `${(candidate[0] as RouteCandidate).owner}: `;
+    routeTables(met, (message) => {
+      if (prefix !== undefined && message.startsWith(prefix) && !refusals.includes(message) && !conflicts.includes(message)) conflicts.push(message);
+    });
+    return { refusals, conflicts };
   }
 
   #set(key: string, ingress: KubeObject | undefined, classes: ClassPolicy): void {

@@ -60,6 +60,17 @@ describe('AdmissionChecker: host ownership', () => {
     expect(checker.review({ ...review(changed, 'UPDATE'), namespace: 'team-a' }, NOW)).toMatchObject({ allowed: true, warnings: [] });
   });
 
+  it("allows a path its own namespace already serves, with the render's warning", () => {
+    const { checker } = checkerWith([owner, ...backends('team-a'), service('team-a', 'api')]);
+    const twin = ingress('team-a', 'twin', { rules: [rule('shop.example.com', { service: 'api' })] });
+    const verdict = checker.review({ ...review(twin), namespace: 'team-a' }, NOW);
+    expect(verdict.allowed).toBe(true);
+    const warning = 'Ingress team-a/twin: route shop.example.com/ is already served by Ingress team-a/shop; ignored';
+    expect(verdict.warnings).toContain(warning);
+    const created = { ...twin, metadata: { ...twin.metadata, creationTimestamp: new Date(NOW).toISOString() } };
+    expect(renderObjects(set, [owner, ...backends('team-a'), service('team-a', 'api'), created]).warnings).toContain(warning);
+  });
+
   it('denies a wildcard over a host another namespace routes', () => {
     const { checker } = checkerWith([owner, ...backends('team-a', 'team-b')]);
     const wildcard = ingress('team-b', 'wild', { rules: [rule('*.example.com', { service: 'web' })] });
