@@ -7,8 +7,13 @@
 // pending reviews and is replaced on the next one, with a full sync. Once started, it also
 // ships changes every `syncIntervalMs`, so a review after a burst of changes (the initial list
 // above all) finds the replica current instead of paying for the burst within its deadline.
+// A large sync (a full snapshot, the initial list) goes in chunks of `syncChunk` objects with
+// turns of the event loop between them: posting 30,000 objects at once would hold the main
+// thread for the whole structured clone. Reviews wait for a chunked sync to end.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
-import type { AdmissionCheckRequest, AdmissionVerdict, AdmissionWorkerMessage, AdmissionWorkerReply, ReplicaSync, TemplateSetSource } from '../../worker/protocol.js';
+import type { AdmissionCheckRequest, AdmissionVerdict, AdmissionWorkerMessage, AdmissionWorkerReply, ReplicaSync, StoreChange, TemplateSetSource } from '../../worker/protocol.js';
+import { objectKey } from '../../worker/store/indexed-store.js';
 import { every, systemClock, type Clock } from '../core/clock.js';
 import type { StoreProvider } from '../stores/store-provider.js';
 
@@ -24,6 +29,14 @@ export interface WorkerAdmissionCheckerOptions {
   readonly clock?: Clock;
   /** Between reviews, changes are shipped this often (after `start()`). @default 1000 */
   readonly syncIntervalMs?: number;
+  /** Objects per message of a large sync. @default 500 */
+  readonly syncChunk?: number;
+}
+
+function chunksOf<T>(items: readonly T[], size: number): T[][] {
+  const chunks: T[][] = [];
+  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
+  return chunks;
 }
 
 /** After a worker died, reviews fail (allowed, with a warning) for this long before another starts. */
@@ -39,6 +52,9 @@ export class WorkerAdmissionChecker implements AdmissionCheck {
   readonly #templateSet: TemplateSetSource;
   readonly #clock: Clock;
   readonly #syncIntervalMs: number;
+  readonly #syncChunk: number;
+  /** A chunked sync in progress; it ends when its last chunk is posted. */
+  #syncing: Promise<void> | undefined;
   #stopSyncing: (() => void) | undefined;
   #worker: Worker | undefined;
   /** The store version last posted to the worker; -1: it needs a full snapshot. */
@@ -55,17 +71,18 @@ export class WorkerAdmissionChecker implements AdmissionCheck {
     this.#templateSet = options.templateSet;
     this.#clock = options.clock ?? systemClock;
     this.#syncIntervalMs = options.syncIntervalMs ?? 1000;
+    this.#syncChunk = options.syncChunk ?? 500;
   }
 
   /** Starts the worker with the stores as they are, and keeps its replica current between reviews. */
   start(): void {
     if (this.#closed || this.#stopSyncing !== undefined) return;
-    this.#syncTo(this.#worker ?? this.#start());
+    void this.#syncTo(this.#worker ?? this.#start());
     this.#stopSyncing = every(
       this.#clock,
       this.#syncIntervalMs,
       () => {
-        if (this.#worker !== undefined) this.#syncTo(this.#worker);
+        if (this.#worker !== undefined) void this.#syncTo(this.#worker);
       },
       { unref: true },
     );
@@ -82,7 +99,9 @@ export class WorkerAdmissionChecker implements AdmissionCheck {
       return Promise.reject(new Error('the admission worker stopped and is restarting'));
     }
     const worker = this.#worker ?? this.#start();
-    this.#syncTo(worker);
+    const syncing = this.#syncTo(worker);
+    // Then once more: changes made meanwhile go first, in order.
+    if (syncing !== undefined) return syncing.then(() => this.check(request));
     const id = this.#nextId++;
     return new Promise<AdmissionVerdict>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
@@ -101,20 +120,57 @@ export class WorkerAdmissionChecker implements AdmissionCheck {
     await worker?.terminate();
   }
 
-  #syncTo(worker: Worker): void {
+  /**
+   * Ships what the worker lacks. A small sync is posted at once (undefined); a large one is
+   * posted chunk by chunk, and the promise returned ends with its last chunk.
+   */
+  #syncTo(worker: Worker): Promise<void> | undefined {
+    if (this.#syncing !== undefined) return this.#syncing;
     const target = this.#stores.version;
-    if (this.#shipped === target) return;
-    const delta = this.#shipped < 0 ? undefined : this.#stores.changesSince(this.#shipped);
-    let sync: ReplicaSync;
-    if (delta?.kind === 'delta') {
-      sync = delta;
-      this.#stats.deltaSyncs++;
-    } else {
-      sync = { kind: 'full', ...this.#stores.snapshot() };
-      this.#stats.fullSyncs++;
-    }
-    this.#post(worker, { kind: 'sync', sync });
+    if (this.#shipped === target) return undefined;
+    const messages = this.#syncMessages();
     this.#shipped = target;
+    if (messages.length === 1) {
+      this.#post(worker, { kind: 'sync', sync: messages[0] as ReplicaSync });
+      return undefined;
+    }
+    const run = async (): Promise<void> => {
+      for (const [i, sync] of messages.entries()) {
+        if (i > 0) await nextTurn();
+        // A worker that died meanwhile takes a full sync when it is replaced.
+        if (this.#worker !== worker) return;
+        this.#post(worker, { kind: 'sync', sync });
+      }
+    };
+    this.#syncing = run().finally(() => {
+      this.#syncing = undefined;
+    });
+    return this.#syncing;
+  }
+
+  /**
+   * The changes since the version shipped (a full snapshot when the log no longer reaches back),
+   * in messages of at most `syncChunk` objects: the first brings the replica to the current
+   * version, the others upsert at that version (a snapshot is sent as its store definitions,
+   * then its objects as upserts).
+   */
+  #syncMessages(): ReplicaSync[] {
+    const delta = this.#shipped < 0 ? undefined : this.#stores.changesSince(this.#shipped);
+    const chunk = this.#syncChunk;
+    if (delta?.kind === 'delta') {
+      this.#stats.deltaSyncs++;
+      if (delta.changes.length <= chunk) return [delta];
+      const { fromVersion, toVersion, changes } = delta;
+      return chunksOf(changes, chunk).map((part, i) => ({ kind: 'delta', fromVersion: i === 0 ? fromVersion : toVersion, toVersion, changes: part }));
+    }
+    this.#stats.fullSyncs++;
+    const snapshot = this.#stores.snapshot();
+    const objects = Object.values(snapshot.stores).reduce((sum, store) => sum + store.objects.length, 0);
+    if (objects <= chunk) return [{ kind: 'full', ...snapshot }];
+    const { toVersion } = snapshot;
+    const definitions = Object.fromEntries(Object.entries(snapshot.stores).map(([name, store]) => [name, { ...store, objects: [] }]));
+    const upserts: StoreChange[] = Object.entries(snapshot.stores).flatMap(([store, { objects: list }]) => list.map((object) => ({ op: 'upsert' as const, store, key: objectKey(object), object })));
+    return [{ kind: 'full', toVersion, stores: definitions }, ...chunksOf(upserts, chunk).map((part): ReplicaSync => ({ kind: 'delta', fromVersion: toVersion, toVersion, changes: part }))];
   }
 
   #post(worker: Worker, message: AdmissionWorkerMessage): void {

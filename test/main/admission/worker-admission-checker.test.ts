@@ -35,6 +35,23 @@ describe('WorkerAdmissionChecker', () => {
     }
   });
 
+  it('ships a large snapshot and a large delta in chunks, and reviews see all of them', async () => {
+    const stores = new StoreProvider(set.stores);
+    const claim = (i: number) => ingress(`team-${i}`, 'app', { rules: [rule(`app-${i}.example.com`, { service: 'web' })] }, OLD);
+    for (let i = 0; i < 20; i++) stores.store('ingresses').upsert(claim(i));
+    const checker = new WorkerAdmissionChecker({ stores, templateSet: set, syncChunk: 3 });
+    try {
+      // The last object of the snapshot's last chunk owns this host.
+      expect(await checker.check(request('intruder', 'app-19.example.com'))).toMatchObject({ allowed: false, reason: 'HostConflict' });
+      for (let i = 20; i < 30; i++) stores.store('ingresses').upsert(claim(i));
+      expect(await checker.check(request('intruder', 'app-29.example.com'))).toMatchObject({ allowed: false, reason: 'HostConflict' });
+      expect(await checker.check(request('intruder', 'app-30.example.com'))).toMatchObject({ allowed: true });
+      expect(checker.stats).toEqual({ fullSyncs: 1, deltaSyncs: 1, workersStarted: 1 });
+    } finally {
+      await checker.close();
+    }
+  });
+
   it('fails the reviews of a worker that dies, and starts another only after a pause', async () => {
     const clock = new FakeClock();
     // A loop guard token the routing model refuses: the worker throws as it loads.
