@@ -16,8 +16,9 @@ import { dispatchSuite } from './suites/dispatch.js';
 import { mailboxSuite } from './suites/mailbox.js';
 import { renderSuite } from './suites/render.js';
 import { storesSuite } from './suites/stores.js';
+import { webhookSuite } from './suites/webhook.js';
 
-const SUITES: readonly Suite[] = [busSuite, mailboxSuite, storesSuite, renderSuite, dispatchSuite, deploySuite];
+const SUITES: readonly Suite[] = [busSuite, mailboxSuite, storesSuite, renderSuite, dispatchSuite, deploySuite, webhookSuite];
 
 interface Args {
   readonly suites: readonly Suite[];

@@ -54,6 +54,10 @@ interface RunFlags {
   statusWritesPerSecond: number;
   updateStatusOnShutdown: boolean;
   events: boolean;
+  webhookAddr?: string;
+  webhookCert?: string;
+  webhookKey?: string;
+  webhookTimeout: number;
 }
 
 export function registerRun(program: Command): void {
@@ -93,6 +97,10 @@ export function registerRun(program: Command): void {
     .addOption(new Option('--status-writes-per-second <n>', 'pace of Ingress status writes').default(20).argParser(positiveNumber))
     .addOption(new Option('--update-status-on-shutdown <bool>', 'clear the published addresses when the controller stops for good (with --leader-elect: when it releases the Lease)').default(true).argParser(booleanFlag))
     .addOption(new Option('--events <bool>', 'write Kubernetes Events (events.k8s.io/v1) on rejected objects').default(true).argParser(booleanFlag))
+    .option('--webhook-addr <host:port>', 'serve the validating admission webhook (HTTPS, POST /validate) here; needs --webhook-cert and --webhook-key')
+    .option('--webhook-cert <file>', 'PEM certificate (chain) the webhook serves')
+    .option('--webhook-key <file>', 'PEM private key of --webhook-cert')
+    .addOption(new Option('--webhook-timeout <ms>', 'a review not checked by then is allowed, with a warning').default(2000).argParser(positiveInteger))
     .action(async (flags: RunFlags) => {
       process.exitCode = await runCommand(flags);
     });
@@ -105,6 +113,7 @@ async function runCommand(flags: RunFlags): Promise<number> {
   if (flags.manifests !== undefined && (flags.publishService !== undefined || flags.publishAddress !== undefined)) {
     throw new InvalidArgumentError('--publish-service and --publish-address write Ingress status on an API server: use them with --kubeconfig or --in-cluster');
   }
+  const webhook = webhookOptions(flags);
   const logger = defaultLogger();
   const options: RunOptions = {
     source:
@@ -147,6 +156,7 @@ async function runCommand(flags: RunFlags): Promise<number> {
           },
         }
       : {}),
+    ...(webhook === undefined ? {} : { webhook }),
   };
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -208,6 +218,15 @@ function booleanFlag(text: string): boolean {
   if (text === 'true') return true;
   if (text === 'false') return false;
   throw new InvalidArgumentError(`expected true or false, got ${JSON.stringify(text)}`);
+}
+
+function webhookOptions(flags: RunFlags): RunOptions['webhook'] {
+  const given = [flags.webhookAddr, flags.webhookCert, flags.webhookKey];
+  if (given.every((v) => v === undefined)) return undefined;
+  if (flags.webhookAddr === undefined || flags.webhookCert === undefined || flags.webhookKey === undefined) {
+    throw new InvalidArgumentError('the admission webhook needs all of --webhook-addr HOST:PORT, --webhook-cert FILE and --webhook-key FILE');
+  }
+  return { address: flags.webhookAddr, certFile: resolve(flags.webhookCert), keyFile: resolve(flags.webhookKey), timeoutMs: flags.webhookTimeout };
 }
 
 function defaultIdentity(): string {

@@ -1,6 +1,10 @@
 // runController: the controller `run` starts. Assembles it (see controller.ts), serves metrics and
-// health, runs until the signal aborts, then stops in order: sources and leader components stop
-// and leadership is released (the engine), then the worker pool and the HTTP endpoints close.
+// health (and with `webhook`, the admission webhook, on every replica), runs until the signal
+// aborts, then stops in order: sources and leader components stop and leadership is released
+// (the engine), then the worker pool and the HTTP endpoints close.
+import { readCertificatePair, reloadCertificates } from '../admission/certificate-files.js';
+import { startAdmissionServer, type AdmissionServer } from '../admission/admission-server.js';
+import { WorkerAdmissionChecker } from '../admission/worker-admission-checker.js';
 import { attachHttpResources } from '../http-resources/http-resource-fetcher.js';
 import { ControllerMetrics } from '../metrics/metrics.js';
 import { MetricsAdapter } from '../metrics/metrics-adapter.js';
@@ -23,6 +27,18 @@ function liveness(engine: AssembledController['engine'], downtime: HaproxyDownti
 export interface RunOptions extends ControllerOptions {
   /** `HOST:PORT` for /metrics, /healthz and /readyz, or `off`. @default 127.0.0.1:9100 */
   readonly metricsAddr?: string;
+  /** The validating admission webhook (`--webhook-addr`), served on every replica. */
+  readonly webhook?: WebhookOptions;
+}
+
+export interface WebhookOptions {
+  /** `HOST:PORT` of the HTTPS server. */
+  readonly address: string;
+  /** PEM files of the serving certificate and its key. */
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** @default 2000 */
+  readonly timeoutMs?: number;
 }
 
 /**
@@ -74,6 +90,14 @@ export async function runController(options: RunOptions, signal: AbortSignal, on
     throw new StartupError((error as Error).message, { cause: error });
   });
   engine.logger.info({ metrics: endpoints.address ?? 'off' }, 'serving /metrics, /healthz and /readyz');
+  let webhook: AdmissionServer | undefined;
+  if (options.webhook !== undefined) {
+    webhook = await startWebhook(options.webhook, assembled, metrics).catch(async (error: unknown) => {
+      await Promise.all([engine.close(), endpoints.close()]);
+      throw error;
+    });
+    engine.logger.info({ webhook: webhook.address }, 'serving the admission webhook at POST /validate');
+  }
   const recording = adapter.start(running.signal);
   try {
     onStarted?.({ ...assembled, metricsAddress: endpoints.address });
@@ -84,7 +108,42 @@ export async function runController(options: RunOptions, signal: AbortSignal, on
     signal.removeEventListener('abort', onAbort);
     await recording;
     // HAProxy stops with the controller; the pool and the endpoints close meanwhile.
-    await Promise.all([assembled.haproxy?.target.stop(), engine.close(), endpoints.close()]);
+    await Promise.all([assembled.haproxy?.target.stop(), engine.close(), endpoints.close(), webhook?.close()]);
   }
   if (fatal !== undefined) throw fatal;
+}
+
+async function startWebhook(options: WebhookOptions, assembled: AssembledController, metrics: ControllerMetrics): Promise<AdmissionServer> {
+  const pair = await readCertificatePair(options.certFile, options.keyFile);
+  const { engine } = assembled;
+  const checker = new WorkerAdmissionChecker({ stores: engine.stores, templateSet: assembled.templateSet, clock: engine.clock });
+  checker.start();
+  const server = await startAdmissionServer({
+    address: options.address,
+    ...pair,
+    checker,
+    metrics,
+    synchronized: () => engine.readiness().synchronized,
+    clock: engine.clock,
+    logger: engine.logger,
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+  }).catch(async (error: unknown) => {
+    await checker.close();
+    throw error;
+  });
+  const reloader = reloadCertificates({
+    certFile: options.certFile,
+    keyFile: options.keyFile,
+    current: pair,
+    apply: (renewed) => server.setCertificate(renewed.cert, renewed.key),
+    clock: engine.clock,
+    logger: engine.logger,
+  });
+  return {
+    ...server,
+    close: async () => {
+      reloader.stop();
+      await server.close();
+    },
+  };
 }

@@ -21,6 +21,12 @@ export type TriggerReasonLabel = (typeof TRIGGER_REASONS)[number];
 export type Outcome = 'success' | 'failure';
 export type DeploymentKind = 'runtime' | 'reload' | 'skipped';
 export type RenderGateVerdict = 'ok' | 'refused' | 'unknown';
+/** What an admission review was about (`other`: anything the webhook does not check, or a 400). */
+export type AdmissionKind = 'Ingress' | 'Secret' | 'other';
+/** `timeout`: allowed past the deadline; `error`: allowed after a checker failure; `invalid`: a 400. */
+export type AdmissionOutcome = 'allowed' | 'denied' | 'timeout' | 'error' | 'invalid';
+const ADMISSION_KINDS: readonly AdmissionKind[] = ['Ingress', 'Secret', 'other'];
+const ADMISSION_OUTCOMES: readonly AdmissionOutcome[] = ['allowed', 'denied', 'timeout', 'error', 'invalid'];
 
 const OUTCOMES: readonly Outcome[] = ['success', 'failure'];
 const DEPLOYMENT_KINDS: readonly DeploymentKind[] = ['runtime', 'reload', 'skipped'];
@@ -92,6 +98,8 @@ export class ControllerMetrics {
   readonly #httpRejections: Counter;
   readonly #fleetInstances: Gauge<'state'>;
   readonly #fleetApplySeconds: Histogram<'kind'>;
+  readonly #admissions: Counter<'kind' | 'verdict'>;
+  readonly #admissionSeconds: Histogram;
 
   constructor(options: ControllerMetricsOptions = {}) {
     const registers = [this.registry];
@@ -239,6 +247,18 @@ export class ControllerMetrics {
       buckets: DURATION_BUCKETS,
       registers,
     });
+    this.#admissions = new Counter({
+      name: 'haptic_admission_reviews_total',
+      help: 'Admission reviews answered, by kind (Ingress, Secret, other) and verdict (allowed, denied, timeout and error: allowed unchecked, invalid: a 400).',
+      labelNames: ['kind', 'verdict'],
+      registers,
+    });
+    this.#admissionSeconds = new Histogram({
+      name: 'haptic_admission_duration_seconds',
+      help: 'Time from an admission review arriving to its answer.',
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    });
     const sourceProblems = options.sourceProblems;
     new Counter({
       name: 'haptic_source_problems_total',
@@ -254,6 +274,7 @@ export class ControllerMetrics {
     for (const reason of TRIGGER_REASONS) this.#triggers.inc({ reason }, 0);
     for (const kind of DEPLOYMENT_KINDS) for (const outcome of OUTCOMES) this.#deployments.inc({ kind, outcome }, 0);
     for (const verdict of VERDICTS) this.#verdicts.inc({ verdict }, 0);
+    for (const kind of ADMISSION_KINDS) for (const verdict of ADMISSION_OUTCOMES) this.#admissions.inc({ kind, verdict }, 0);
     this.#leader.set(0);
   }
 
@@ -330,6 +351,12 @@ export class ControllerMetrics {
   /** One request to an agent; `kind` outside the fixed set is counted as `other`. */
   observeFleetApply(kind: string, seconds: number): void {
     this.#fleetApplySeconds.observe({ kind: FLEET_REQUEST_KINDS.has(kind) ? kind : 'other' }, Math.max(0, seconds));
+  }
+
+  /** Called by the admission webhook for every review it answers. */
+  observeAdmission(kind: AdmissionKind, verdict: AdmissionOutcome, seconds: number): void {
+    this.#admissions.inc({ kind, verdict });
+    this.#admissionSeconds.observe(Math.max(0, seconds));
   }
 }
 
