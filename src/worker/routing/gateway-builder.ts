@@ -1,0 +1,186 @@
+// Builds the Gateway API part of the routing model from the guarded stores: our Gateways and
+// their binds (gateway-attachment.ts), each HTTPRoute attached to the listeners that admit it,
+// its backends (gateway-backends.ts) and its match lines (gateway-lines.ts), grouped into one
+// frontend per bind; plus the acceptance results. Rebuilt only when a store it reads, or the
+// baseline's slots of its backends, changed; otherwise the last result and its warnings are
+// replayed. A route whose match lines would be over MAX_ROUTE_LINES is not served, with a warning.
+import type { KubeObject } from '../protocol.js';
+import { describe } from '../store/object-guard.js';
+import { creationTime, type Claimant } from './claimant.js';
+import { attachRoute, bindGateways, listenerStatuses, ourClasses, type BoundListener, type GatewayEntry } from './gateway-attachment.js';
+import { GATEWAY_GROUP, routeBackends, type MatchSpec, type RuleSpec } from './gateway-backends.js';
+import { compareHostnames, hostCondition } from './gateway-hostnames.js';
+import { matchLines, type LineCandidate } from './gateway-lines.js';
+import { EMPTY_GATEWAY_MODEL, type GatewayFrontend, type GatewayModel, type GatewayOptions, type GatewayRedirect, type RouteStatus } from './gateway-model.js';
+import type { Backend, ModelOptions } from './model.js';
+import type { ModelSource } from './model-source.js';
+import { RecordedReads, type LogEntry } from './recorded-reads.js';
+import { parseSlotFile, slotLine } from './server-slots.js';
+
+/** Match lines one route may add (hostnames x rules x matches x parents). */
+export const MAX_ROUTE_LINES = 1024;
+
+export interface GatewayBuild {
+  readonly model: GatewayModel;
+  /** The route backends, sorted by name. */
+  readonly backends: readonly Backend[];
+  /** Their slot-file lines. */
+  readonly slotText: string;
+}
+
+const EMPTY_BUILD: GatewayBuild = { model: EMPTY_GATEWAY_MODEL, backends: [], slotText: '' };
+
+export class GatewayModelBuilder {
+  readonly #model: ModelOptions;
+  readonly #options: GatewayOptions;
+  #key: string | undefined;
+  #last: GatewayBuild = EMPTY_BUILD;
+  #log: readonly LogEntry[] = [];
+
+  constructor(model: ModelOptions, options: GatewayOptions) {
+    this.#model = model;
+    this.#options = options;
+  }
+
+  /** `slotText`: the baseline's slot-file lines of route backends. */
+  build(source: ModelSource, slotText: string, warn: (message: string) => void): GatewayBuild {
+    const names = [...Object.values(this.#options.stores), this.#model.stores.services, this.#model.stores.endpointSlices];
+    const key = `${names.map((n) => `${n}:${source.store(n)?.generation ?? -1}`).join(',')}|${slotText}`;
+    if (key !== this.#key) {
+      const reads = new RecordedReads(source);
+      this.#last = this.#compute(reads, parseSlotFile(slotText));
+      this.#log = reads.log;
+      this.#key = key;
+    }
+    for (const item of this.#log) {
+      if ('warn' in item) warn(item.warn);
+      else source.reject(item.reject);
+    }
+    return this.#last;
+  }
+
+  #compute(reads: RecordedReads, slots: ReadonlyMap<string, readonly string[]>): GatewayBuild {
+    const options = this.#options;
+    const classes = ourClasses(reads, options);
+    const classStatus = [...classes].sort().map((name) => ({
+      name,
+      generation: generationOf(reads.getSingle(options.stores.gatewayClasses, [name])),
+      conditions: [{ type: 'Accepted', status: 'True' as const, reason: 'Accepted' }],
+    }));
+    if (classes.size === 0) return classStatus.length === 0 ? EMPTY_BUILD : { ...EMPTY_BUILD, model: { ...EMPTY_GATEWAY_MODEL, status: { ...EMPTY_GATEWAY_MODEL.status, gatewayClasses: classStatus } } };
+    const entries = bindGateways(reads, options, classes);
+    const gateways = new Map<string, GatewayEntry>(entries.map((e) => [`${e.gateway.metadata.namespace ?? ''}/${e.gateway.metadata.name}`, e]));
+    // Frontends: the bound listeners of each bind, most specific hostname first.
+    const byBind = new Map<string, BoundListener[]>();
+    for (const entry of entries) for (const listener of entry.bound.values()) byBind.set(listener.bind, [...(byBind.get(listener.bind) ?? []), listener]);
+    const listenerTerm = new Map<BoundListener, string>();
+    for (const listeners of byBind.values()) {
+      listeners.sort((a, b) => compareHostnames(a.spec.hostname ?? '', b.spec.hostname ?? ''));
+      listeners.forEach((l, i) => listenerTerm.set(l, listeners.length > 1 ? `{ var(txn.gwl) -m int eq ${i} }` : ''));
+    }
+    const candidates = new Map<string, LineCandidate[]>();
+    const backends = new Map<string, Backend>();
+    const routeStatus: RouteStatus[] = [];
+    const grants = (from: string, to: string, service: string): boolean => grantsService(reads, options.stores.referenceGrants, from, to, service);
+    const routes = [...reads.list(options.stores.httpRoutes)].sort((a, b) => creationTime(a) - creationTime(b) || keyOf(a).localeCompare(keyOf(b)));
+    for (const route of routes) {
+      const parents = attachRoute(route, gateways, reads, options);
+      if (parents.length === 0) continue;
+      const attached = parents.flatMap((p) => p.attachments);
+      const built = routeBackends(route, reads, this.#model, grants, (name) => slots.get(name));
+      const claimant: Claimant = { owner: keyOf(route), namespace: route.metadata.namespace ?? '', created: creationTime(route) };
+      const rules = (route.spec as { rules?: (RuleSpec | null)[] }).rules ?? [];
+      const own: [string, LineCandidate][] = [];
+      for (const { listener, hostnames } of attached) {
+        for (const hostname of hostnames) {
+          rules.forEach((rule, r) => {
+            const targets = built.rules[r];
+            if (rule === null || targets === undefined) return;
+            const matches: MatchSpec[] = rule.matches === undefined || rule.matches.length === 0 ? [{}] : rule.matches;
+            matches.forEach((match, m) => {
+              own.push([listener.bind, { hostname, listenerTerm: listenerTerm.get(listener) ?? '', listenerPort: listener.spec.port, match, route: claimant, rule: r, matchIndex: m, targets }]);
+            });
+          });
+        }
+      }
+      let served = true;
+      if (own.length > MAX_ROUTE_LINES) {
+        reads.warn(`${describe(route)}: would add ${own.length} match lines (hostnames x rules x matches x listeners), over the limit of ${MAX_ROUTE_LINES}; it is not served`);
+        served = false;
+        for (const a of attached) a.listener.attached--;
+      } else {
+        for (const [bind, candidate] of own) candidates.set(bind, [...(candidates.get(bind) ?? []), candidate]);
+        if (attached.length > 0) for (const backend of built.backends) backends.set(backend.name, backend);
+      }
+      routeStatus.push({
+        namespace: route.metadata.namespace ?? '',
+        name: route.metadata.name,
+        generation: generationOf(route),
+        parents: parents.map((p) => ({
+          gateway: p.gateway,
+          sectionName: p.sectionName,
+          port: p.port,
+          conditions: [served ? p.accepted : { type: 'Accepted', status: 'False', reason: 'UnsupportedValue', message: `over ${MAX_ROUTE_LINES} match lines` }, built.resolvedRefs],
+        })),
+      });
+    }
+    const redirects = new Map<string, GatewayRedirect>();
+    const redirectName = (r: Omit<GatewayRedirect, 'name'>): string => {
+      const id = `${r.code} ${r.location}`;
+      let found = redirects.get(id);
+      if (found === undefined) {
+        found = { name: `gwr_${redirects.size}`, ...r };
+        redirects.set(id, found);
+      }
+      return found.name;
+    };
+    const frontends: GatewayFrontend[] = [...byBind.keys()].sort().map((bind, i) => {
+      const listeners = byBind.get(bind) ?? [];
+      return {
+        name: `gw_${i}`,
+        bind,
+        listeners: listeners.length < 2 ? [] : listeners.map((l, index) => ({ index, hostCondition: hostCondition(l.spec.hostname ?? '') })),
+        lines: matchLines(candidates.get(bind) ?? [], redirectName),
+      };
+    });
+    const sorted = [...backends.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const slotText = sorted.map((b) => slotLine(b.name, b.servers.map((s) => (s.enabled ? s.address : '')))).join('');
+    const status = {
+      gatewayClasses: classStatus,
+      gateways: entries.map((e) => ({
+        namespace: e.gateway.metadata.namespace ?? '',
+        name: e.gateway.metadata.name,
+        generation: generationOf(e.gateway),
+        conditions: e.conditions,
+        listeners: listenerStatuses(e),
+      })),
+      httpRoutes: routeStatus,
+    };
+    return { model: { frontends, redirects: [...redirects.values()], status }, backends: sorted, slotText };
+  }
+}
+
+function keyOf(object: KubeObject): string {
+  return `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+}
+
+function generationOf(object: KubeObject | undefined): number | undefined {
+  const generation = (object?.metadata as { generation?: unknown } | undefined)?.generation;
+  return typeof generation === 'number' ? generation : undefined;
+}
+
+interface GrantSpec {
+  from: { group?: string; kind: string; namespace: string }[];
+  to: { group?: string; kind: string; name?: string }[];
+}
+
+/** A ReferenceGrant in `to` lets HTTPRoutes of `from` reference the Service `service`. */
+function grantsService(reads: RecordedReads, store: string, from: string, to: string, service: string): boolean {
+  return reads.fetch(store, [to]).some((grant) => {
+    const spec = grant.spec as GrantSpec;
+    return (
+      spec.from.some((f) => (f.group ?? '') === GATEWAY_GROUP && f.kind === 'HTTPRoute' && f.namespace === from) &&
+      spec.to.some((t) => (t.group ?? '') === '' && t.kind === 'Service' && (t.name === undefined || t.name === '' || t.name === service))
+    );
+  });
+}
