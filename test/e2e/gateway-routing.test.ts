@@ -7,52 +7,28 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/worker/protocol.js';
-import { endpointSlice, service } from '../helpers/cluster.js';
-import { send, type Reply, type RequestOptions } from '../helpers/e2e-client.js';
 import { EchoFleet, type EchoServer } from '../helpers/e2e-echo.js';
-import { renderToDir, withHaproxy } from '../helpers/e2e-render.js';
-import { gateway, gatewayClass, httpRoute, ref } from '../helpers/gateway-objects.js';
-import { freePorts, SKIP_HAPROXY, skipNotice } from '../helpers/haproxy-harness.js';
+import { expectBackend, gatewayScenario, INFRA, startInfraBackends, type GatewayClient } from '../helpers/e2e-gateway.js';
+import { httpRoute, ref } from '../helpers/gateway-objects.js';
+import { SKIP_HAPROXY, skipNotice } from '../helpers/haproxy-harness.js';
 
 skipNotice('test/e2e/gateway-routing.test.ts');
 
-const NS = 'infra';
 let root: string;
-let counter = 0;
 const echoes = new EchoFleet();
 let backends: EchoServer[] = [];
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'haptic-gateway-'));
-  if (SKIP_HAPROXY) return;
-  backends = [await echoes.start('v1', '127.0.0.2'), await echoes.start('v2', '127.0.0.3'), await echoes.start('v3', '127.0.0.4')];
+  if (!SKIP_HAPROXY) backends = await startInfraBackends(echoes);
 });
 afterAll(async () => {
   await echoes.stopAll();
   await rm(root, { recursive: true, force: true });
 });
 
-/** Services v1, v2, v3 of `ns` (port 80) backed by the echo servers. */
-export function infraServices(ns = NS): KubeObject[] {
-  return backends.flatMap((b) => [service(ns, b.name), endpointSlice(ns, b.name, [b.host], { name: 'http', port: b.port })]);
-}
-
-type Client = (request: Omit<RequestOptions, 'port'> & { host?: string }) => Promise<Reply>;
-
-/** Renders the class, a Gateway `same-namespace` with one HTTP listener on a free port, and `objects`, then runs `body` against HAProxy. */
-async function scenario(objects: (port: number) => KubeObject[], body: (client: Client, port: number) => Promise<void>, values: Record<string, unknown> = {}): Promise<void> {
-  const [port] = (await freePorts(1)) as [number];
-  const all = [gatewayClass(), gateway(NS, 'same-namespace', [{ name: 'http', port }]), ...infraServices(), ...objects(port)];
-  const rendered = await renderToDir(join(root, `out-${++counter}`), all, values);
-  expect(rendered.result.warnings.filter((w) => w.includes('HTTPRoute') || w.includes('Gateway'))).toEqual([]);
-  await withHaproxy(rendered, () => body((request) => send({ host: 'example.com', ...request, port }), port));
-}
-
-function expectBackend(reply: Reply, backend: string, path?: string): void {
-  expect(reply.status, reply.body).toBe(200);
-  expect(reply.echo?.name).toBe(backend);
-  if (path !== undefined) expect(reply.echo?.url).toBe(path);
-}
+const scenario = (objects: (port: number) => KubeObject[], body: (client: GatewayClient) => Promise<void>): Promise<void> => gatewayScenario(root, backends, objects, body);
+const NS = INFRA;
 
 const rule = (matches: unknown[], backend: string, extra: Record<string, unknown> = {}) => ({ matches, backendRefs: [ref(backend)], ...extra });
 const prefix = (value: string) => ({ path: { type: 'PathPrefix', value } });
