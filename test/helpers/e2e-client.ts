@@ -24,19 +24,21 @@ export interface RequestOptions {
   readonly tls?: boolean;
   readonly servername?: string;
   readonly headers?: Readonly<Record<string, string>>;
+  /** Where to connect (a loopback address such as 127.0.0.5). @default '127.0.0.1' */
+  readonly address?: string;
   /** The client's source address (a loopback address such as 127.0.0.2), to test source-address rules. */
   readonly localAddress?: string;
   /** @default 5000 */
   readonly timeoutMs?: number;
 }
 
-/** One request on a fresh connection to 127.0.0.1:<port>. */
+/** One request on a fresh connection to 127.0.0.1:<port> (or `address`). */
 export function send(options: RequestOptions): Promise<Reply> {
   const request = options.tls === true ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const req = request(
       {
-        host: '127.0.0.1',
+        host: options.address ?? '127.0.0.1',
         port: options.port,
         path: options.path ?? '/',
         method: options.method ?? 'GET',

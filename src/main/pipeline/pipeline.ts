@@ -3,6 +3,7 @@
 // failures surface as PipelineError carrying the phase that failed, read structurally.
 import { randomUUID } from 'node:crypto';
 import type { AuxiliaryFiles, PipelineMode, Rejection, RenderBaseline, RenderOutcome, RenderTimings } from '../../worker/protocol.js';
+import type { GatewayStatusReport } from '../../worker/routing/gateway-model.js';
 import { PipelineError } from '../core/errors.js';
 import type { StoreProvider } from '../stores/store-provider.js';
 
@@ -29,6 +30,8 @@ export interface PipelineResult {
   readonly warnings: readonly string[];
   /** Objects and parts of objects the guard left out of this render, as data. Absent means none. */
   readonly rejections?: readonly Rejection[];
+  /** Gateway API acceptance results (Accepted/ResolvedRefs reasons, attachedRoutes), when a GatewayClass is ours. */
+  readonly gatewayStatus?: GatewayStatusReport;
 }
 
 /** A result whose rejections are always listed: what this package's executors return and the Coordinator reads. */
@@ -60,5 +63,6 @@ export function toPipelineResult(outcome: RenderOutcome, renderId: string = rand
     timings: outcome.timings,
     warnings: outcome.warnings,
     rejections: outcome.rejections,
+    ...(outcome.gatewayStatus === undefined ? {} : { gatewayStatus: outcome.gatewayStatus }),
   };
 }

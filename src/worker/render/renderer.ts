@@ -99,6 +99,7 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
     timings: { renderMs: rendered - start, validateMs: validated - rendered, totalMs: validated - start },
     warnings,
     rejections,
+    ...(scope.routing === undefined || scope.routing.gateway.status.gatewayClasses.length === 0 ? {} : { gatewayStatus: scope.routing.gateway.status }),
   };
 }
 
