@@ -3,7 +3,9 @@
 // Gateway's address (the first spec.addresses IPAddress that values.gatewayAddresses allows,
 // else bindAddress) and port; a listener on the address and port of the Ingress or status
 // frontends, or of an earlier listener with the same hostname, is Conflicted and not bound.
-// Older Gateways (creationTimestamp, then namespace/name) claim first. A route attaches through
+// A bind belongs to one Gateway: the oldest (creationTimestamp, then namespace/name) claims it,
+// and another Gateway's listener there is Conflicted too, so no tenant's Gateway can add a more
+// specific listener in front of another tenant's. A route attaches through
 // parentRefs (sectionName, port) to the listeners that admit it (allowedRoutes.namespaces
 // Same/All/Selector, allowedRoutes.kinds) and share a hostname with it (gateway-hostnames.ts).
 // The acceptance results are kept as plain data for a status writer.
@@ -74,8 +76,9 @@ export function bindGateways(reader: StoreReader, options: GatewayOptions, class
       conditions: [],
     }));
   entries.sort((a, b) => compareClaimants(a.claimant, b.claimant));
-  /** `address:port` -> hostnames bound there ('' for none); port -> addresses bound on it. */
+  /** `address:port` -> hostnames bound there ('' for none) and the Gateway holding it; port -> addresses bound on it. */
   const hostsAt = new Map<string, Set<string>>();
+  const holder = new Map<string, KubeObject>();
   const addressesOn = new Map<number, Set<string>>();
   for (const entry of entries) {
     const spec = entry.gateway.spec as { addresses?: { type?: string; value: string }[]; listeners?: ListenerSpec[] };
@@ -100,7 +103,11 @@ export function bindGateways(reader: StoreReader, options: GatewayOptions, class
         continue;
       }
       const bind = `${host}:${listener.port}`;
-      const conflict = conflictOf(address, listener, options, hostsAt.get(bind), addressesOn.get(listener.port));
+      const held = holder.get(bind);
+      const conflict =
+        held !== undefined && held !== entry.gateway
+          ? { reason: 'ProtocolConflict', message: `${bind} is held by the older Gateway ${held.metadata.namespace ?? ''}/${held.metadata.name}` }
+          : conflictOf(address, listener, options, hostsAt.get(bind), addressesOn.get(listener.port));
       conditions.push(condition('Accepted', conflict === undefined, conflict === undefined ? 'Accepted' : 'PortUnavailable'));
       conditions.push(condition('ResolvedRefs', kindsOk, kindsOk ? 'ResolvedRefs' : 'InvalidRouteKinds'));
       conditions.push(conflict === undefined ? condition('Conflicted', false, 'NoConflicts') : condition('Conflicted', true, conflict.reason, conflict.message));
@@ -112,6 +119,7 @@ export function bindGateways(reader: StoreReader, options: GatewayOptions, class
       const hosts = hostsAt.get(bind) ?? new Set<string>();
       hosts.add(listener.hostname ?? '');
       hostsAt.set(bind, hosts);
+      holder.set(bind, entry.gateway);
       const addresses = addressesOn.get(listener.port) ?? new Set<string>();
       addresses.add(address);
       addressesOn.set(listener.port, addresses);

@@ -103,6 +103,7 @@ function matchProblem(match: unknown, at: string): string | null {
   for (const [h, header] of ((match.headers as unknown[] | undefined) ?? []).entries()) {
     if (!isRecord(header) || (header.type ?? 'Exact') !== 'Exact') return `${at}.headers[${h}] is not an Exact header match`;
     if (!isHeaderName(header.name)) return `${at}.headers[${h}].name ${quote(header.name)} is not a valid header name`;
+    if (isReservedHeader(header.name)) return `${at}.headers[${h}].name ${quote(header.name)} is reserved (x-haptic-*)`;
     if (!isMatchValue(header.value)) return `${at}.headers[${h}].value ${quote(header.value)} is not a plain value (printable, without spaces, quotes, '%', '$', '#' or braces)`;
   }
   for (const [q, param] of ((match.queryParams as unknown[] | undefined) ?? []).entries()) {
