@@ -48,8 +48,8 @@ export interface GatewayEntry {
 /** One attachment of a route: the listener, and the hostnames the route answers on it. */
 export interface Attachment {
   readonly listener: BoundListener;
-  /** Effective hostnames ('' for any host). */
-  readonly hostnames: readonly string[];
+  /** Effective hostnames ('' for any host); host ownership may take some away. */
+  hostnames: readonly string[];
 }
 
 const condition = (type: string, ok: boolean, reason: string, message?: string): GatewayCondition => ({ type, status: ok ? 'True' : 'False', reason, ...(message === undefined ? {} : { message }) });
@@ -202,7 +202,6 @@ export function attachRoute(route: KubeObject, gateways: ReadonlyMap<string, Gat
       results.push({ ...base, attachments, accepted: condition('Accepted', false, 'NoMatchingListenerHostname', 'no listener hostname intersects the route hostnames') });
       continue;
     }
-    for (const a of attachments) a.listener.attached++;
     results.push({ ...base, attachments, accepted: condition('Accepted', true, 'Accepted') });
   }
   return results;

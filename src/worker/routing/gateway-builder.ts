@@ -7,10 +7,11 @@
 import type { KubeObject } from '../protocol.js';
 import { describe } from '../store/object-guard.js';
 import { creationTime, type Claimant } from './claimant.js';
-import { attachRoute, bindGateways, listenerStatuses, ourClasses, type BoundListener, type GatewayEntry } from './gateway-attachment.js';
+import { attachRoute, bindGateways, listenerStatuses, ourClasses, type BoundListener, type GatewayEntry, type ParentResult } from './gateway-attachment.js';
 import { GATEWAY_GROUP, routeBackends, type MatchSpec, type RuleSpec } from './gateway-backends.js';
 import { compareHostnames, hostCondition } from './gateway-hostnames.js';
 import { matchLines, type LineCandidate } from './gateway-lines.js';
+import { claimantOf, HostOwnership } from './gateway-ownership.js';
 import { EMPTY_GATEWAY_MODEL, type GatewayFrontend, type GatewayModel, type GatewayOptions, type GatewayRedirect, type RouteStatus } from './gateway-model.js';
 import type { Backend, ModelOptions } from './model.js';
 import type { ModelSource } from './model-source.js';
@@ -44,7 +45,8 @@ export class GatewayModelBuilder {
 
   /** `slotText`: the baseline's slot-file lines of route backends. */
   build(source: ModelSource, slotText: string, warn: (message: string) => void): GatewayBuild {
-    const names = [...Object.values(this.#options.stores), this.#model.stores.services, this.#model.stores.endpointSlices];
+    const { services, endpointSlices, ingresses, ingressClasses } = this.#model.stores;
+    const names = [...Object.values(this.#options.stores), services, endpointSlices, ingresses, ingressClasses];
     const key = `${names.map((n) => `${n}:${source.store(n)?.generation ?? -1}`).join(',')}|${slotText}`;
     if (key !== this.#key) {
       const reads = new RecordedReads(source);
@@ -83,10 +85,18 @@ export class GatewayModelBuilder {
     const routeStatus: RouteStatus[] = [];
     const grants = (from: string, to: string, service: string): boolean => grantsService(reads, options.stores.referenceGrants, from, to, service);
     const routes = [...reads.list(options.stores.httpRoutes)].sort((a, b) => creationTime(a) - creationTime(b) || keyOf(a).localeCompare(keyOf(b)));
-    for (const route of routes) {
-      const parents = attachRoute(route, gateways, reads, options);
+    // Attach every route first: host ownership is decided over all claims at once.
+    const ownership = new HostOwnership(reads, this.#model);
+    const attachedRoutes = routes.map((route) => ({ route, parents: attachRoute(route, gateways, reads, options) }));
+    for (const { route, parents } of attachedRoutes) {
+      const claimant = claimantOf(route, 'HTTPRoute');
+      for (const parent of parents) for (const a of parent.attachments) for (const host of a.hostnames) if (host !== '') ownership.claim(host, claimant);
+    }
+    for (const { route, parents: attachedParents } of attachedRoutes) {
+      const parents = attachedParents.map((parent) => keepOwnedHosts(parent, route, ownership, reads));
       if (parents.length === 0) continue;
       const attached = parents.flatMap((p) => p.attachments);
+      for (const a of attached) a.listener.attached++;
       const built = routeBackends(route, reads, this.#model, grants, (name) => slots.get(name));
       const claimant: Claimant = { owner: keyOf(route), namespace: route.metadata.namespace ?? '', created: creationTime(route) };
       const rules = (route.spec as { rules?: (RuleSpec | null)[] }).rules ?? [];
@@ -158,6 +168,22 @@ export class GatewayModelBuilder {
     };
     return { model: { frontends, redirects: [...redirects.values()], status }, backends: sorted, slotText };
   }
+}
+
+/** The parent without the hostnames another namespace owns; not Accepted when none is left. */
+function keepOwnedHosts(parent: ParentResult, route: KubeObject, ownership: HostOwnership, reads: RecordedReads): ParentResult {
+  if (parent.attachments.length === 0) return parent;
+  const ns = route.metadata.namespace ?? '';
+  const attachments = parent.attachments.filter((a) => {
+    a.hostnames = a.hostnames.filter((host) => {
+      const owner = host === '' ? undefined : ownership.otherOwner(host, ns);
+      if (owner !== undefined) reads.warn(`${describe(route)}: hostname ${host} belongs to ${owner.owner}, which claimed it first; the route does not answer it`);
+      return owner === undefined;
+    });
+    return a.hostnames.length > 0;
+  });
+  if (attachments.length > 0) return { ...parent, attachments };
+  return { ...parent, attachments, accepted: { type: 'Accepted', status: 'False', reason: 'NotAllowedByListeners', message: 'every hostname of the route belongs to another namespace' } };
 }
 
 function keyOf(object: KubeObject): string {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../../src/worker/protocol.js';
-import { endpointSlice, service } from '../../helpers/cluster.js';
+import { endpointSlice, ingress, rule, service } from '../../helpers/cluster.js';
 import { renderToDir, type RenderedDir } from '../../helpers/e2e-render.js';
 import { gateway, gatewayClass, httpRoute, ref } from '../../helpers/gateway-objects.js';
 
@@ -99,5 +99,27 @@ describe('Gateway acceptance results', () => {
     expect(rendered.result.gatewayStatus?.gateways[0]?.conditions[0]).toMatchObject({ type: 'Accepted', status: 'False', reason: 'UnsupportedAddress' });
     expect(rendered.result.haproxyConfig).not.toContain('10.1.2.3');
     expect(rendered.result.haproxyConfig).not.toContain('frontend gw_');
+  });
+
+  it('gives a hostname to its first claimant across Ingresses and HTTPRoutes: a newer route of another namespace loses it, one of the same namespace shares it', async () => {
+    const at = (iso: string) => ({ creationTimestamp: iso });
+    const shared = { parentRefs: [{ name: 'gw', namespace: 'infra' }] };
+    const rendered = await render(() => [
+      gatewayClass(),
+      gateway('infra', 'gw', [{ name: 'web', port: 18086, allowedRoutes: { namespaces: { from: 'All' } } }]),
+      { ...ingress('shop', 'site', { rules: [rule('shop.example.com', { path: '/', service: 'app' })] }), metadata: { name: 'site', namespace: 'shop', creationTimestamp: '2001-01-01T00:00:00Z' } },
+      httpRoute('evil', 'steal', { ...shared, hostnames: ['shop.example.com', 'evil.example.com'], rules: [{ backendRefs: [ref('app')] }] }, at('2002-01-01T00:00:00Z')),
+      httpRoute('shop', 'own', { ...shared, hostnames: ['shop.example.com'], rules: [{ backendRefs: [ref('app')] }] }, at('2003-01-01T00:00:00Z')),
+      httpRoute('late', 'late', { ...shared, hostnames: ['evil.example.com'], rules: [{ backendRefs: [ref('app')] }] }, at('2004-01-01T00:00:00Z')),
+      ...['shop', 'evil', 'late'].flatMap((ns) => [service(ns, 'app'), endpointSlice(ns, 'app', ['127.0.0.2'], { name: 'http', port: 9000 })]),
+    ]);
+    const config = rendered.result.haproxyConfig;
+    expect(config).toContain('use_backend gw_evil_steal_0_0 if { var(txn.host) -m str evil.example.com }');
+    expect(config).not.toContain('use_backend gw_evil_steal_0_0 if { var(txn.host) -m str shop.example.com }');
+    expect(config).toContain('use_backend gw_shop_own_0_0 if { var(txn.host) -m str shop.example.com }');
+    expect(config).not.toContain('gw_late_late');
+    expect(reason(rendered, 'late', 'Accepted')).toBe('NotAllowedByListeners');
+    expect(rendered.result.warnings).toContain('HTTPRoute evil/steal: hostname shop.example.com belongs to Ingress shop/site, which claimed it first; the route does not answer it');
+    expect(rendered.result.gatewayStatus?.gateways[0]?.listeners[0]?.attachedRoutes).toBe(2);
   });
 });
