@@ -12,9 +12,11 @@
 import type { KubeObject } from '../protocol.js';
 import { compareClaimants, creationTime, type Claimant } from './claimant.js';
 import { intersectHostnames } from './gateway-hostnames.js';
-import type { GatewayCondition, GatewayOptions, ListenerStatus } from './gateway-model.js';
+import { pemFromSecret } from './certificates.js';
+import type { GatewayCertificate, GatewayCondition, GatewayOptions, ListenerStatus } from './gateway-model.js';
 import type { StoreReader } from './model-source.js';
 import { matchesSelector, type LabelSelector } from './label-selector.js';
+import { granted } from './reference-grants.js';
 
 const GROUP = 'gateway.networking.k8s.io';
 
@@ -23,6 +25,7 @@ export interface ListenerSpec {
   hostname?: string;
   port: number;
   protocol: string;
+  tls?: { mode?: string; certificateRefs?: { group?: string; kind?: string; name: string; namespace?: string }[] };
   allowedRoutes?: { namespaces?: { from?: string; selector?: LabelSelector }; kinds?: { group?: string; kind: string }[] };
 }
 
@@ -32,6 +35,8 @@ export interface BoundListener {
   readonly spec: ListenerSpec;
   /** `address:port` of the bind. */
   readonly bind: string;
+  /** The certificate of an HTTPS listener. */
+  readonly certificate?: GatewayCertificate | undefined;
   /** Routes attached to it (counted as attachments are made). */
   attached: number;
 }
@@ -79,6 +84,7 @@ export function bindGateways(reader: StoreReader, options: GatewayOptions, class
   /** `address:port` -> hostnames bound there ('' for none) and the Gateway holding it; port -> addresses bound on it. */
   const hostsAt = new Map<string, Set<string>>();
   const holder = new Map<string, KubeObject>();
+  const protocolAt = new Map<string, string>();
   const addressesOn = new Map<number, Set<string>>();
   for (const entry of entries) {
     const spec = entry.gateway.spec as { addresses?: { type?: string; value: string }[]; listeners?: ListenerSpec[] };
@@ -98,7 +104,7 @@ export function bindGateways(reader: StoreReader, options: GatewayOptions, class
       const status: GatewayEntry['listenerStatus'][number] = { name: listener.name, conditions };
       entry.listenerStatus.push(status);
       const kindsOk = (listener.allowedRoutes?.kinds ?? [{ kind: 'HTTPRoute' }]).some((k) => (k.group ?? GROUP) === GROUP && k.kind === 'HTTPRoute');
-      if (listener.protocol !== 'HTTP') {
+      if ((listener.protocol !== 'HTTP' && listener.protocol !== 'HTTPS') || (listener.protocol === 'HTTPS' && (listener.tls?.mode ?? 'Terminate') !== 'Terminate')) {
         conditions.push(condition('Accepted', false, 'UnsupportedProtocol', `protocol ${listener.protocol} is not served`), condition('Programmed', false, 'Invalid'));
         continue;
       }
@@ -107,11 +113,16 @@ export function bindGateways(reader: StoreReader, options: GatewayOptions, class
       const conflict =
         held !== undefined && held !== entry.gateway
           ? { reason: 'ProtocolConflict', message: `${bind} is held by the older Gateway ${held.metadata.namespace ?? ''}/${held.metadata.name}` }
-          : conflictOf(address, listener, options, hostsAt.get(bind), addressesOn.get(listener.port));
+          : protocolAt.has(bind) && protocolAt.get(bind) !== listener.protocol
+            ? { reason: 'ProtocolConflict', message: `${bind} has a listener of protocol ${protocolAt.get(bind) ?? ''}` }
+            : conflictOf(address, listener, options, hostsAt.get(bind), addressesOn.get(listener.port));
+      const certificate = listener.protocol === 'HTTPS' ? listenerCertificate(entry.gateway, listener, reader, options) : undefined;
+      const refsOk = kindsOk && (certificate === undefined || 'pem' in certificate);
       conditions.push(condition('Accepted', conflict === undefined, conflict === undefined ? 'Accepted' : 'PortUnavailable'));
-      conditions.push(condition('ResolvedRefs', kindsOk, kindsOk ? 'ResolvedRefs' : 'InvalidRouteKinds'));
+      if (certificate !== undefined && !('pem' in certificate)) conditions.push(condition('ResolvedRefs', false, certificate.reason, certificate.message));
+      else conditions.push(condition('ResolvedRefs', kindsOk, kindsOk ? 'ResolvedRefs' : 'InvalidRouteKinds'));
       conditions.push(conflict === undefined ? condition('Conflicted', false, 'NoConflicts') : condition('Conflicted', true, conflict.reason, conflict.message));
-      if (conflict !== undefined || !kindsOk) {
+      if (conflict !== undefined || !refsOk) {
         conditions.push(condition('Programmed', false, 'Invalid'));
         continue;
       }
@@ -120,10 +131,11 @@ export function bindGateways(reader: StoreReader, options: GatewayOptions, class
       hosts.add(listener.hostname ?? '');
       hostsAt.set(bind, hosts);
       holder.set(bind, entry.gateway);
+      protocolAt.set(bind, listener.protocol);
       const addresses = addressesOn.get(listener.port) ?? new Set<string>();
       addresses.add(address);
       addressesOn.set(listener.port, addresses);
-      const bound: BoundListener = { gateway: entry.gateway, spec: listener, bind, attached: 0 };
+      const bound: BoundListener = { gateway: entry.gateway, spec: listener, bind, attached: 0, certificate: certificate !== undefined && 'pem' in certificate ? certificate : undefined };
       status.listener = bound;
       entry.bound.set(listener.name, bound);
     }
@@ -131,6 +143,25 @@ export function bindGateways(reader: StoreReader, options: GatewayOptions, class
     entry.conditions.push(condition('Accepted', true, 'Accepted'), condition('Programmed', programmed, programmed ? 'Programmed' : 'Invalid'));
   }
   return entries;
+}
+
+/**
+ * The certificate of an HTTPS listener: its first certificateRef, a TLS Secret of the Gateway's
+ * namespace or, through a ReferenceGrant, of another; the PEM the Secret check made of it.
+ */
+function listenerCertificate(gateway: KubeObject, listener: ListenerSpec, reader: StoreReader, options: GatewayOptions): GatewayCertificate | { reason: string; message: string } {
+  const ref = listener.tls?.certificateRefs?.[0];
+  if (ref === undefined) return { reason: 'InvalidCertificateRef', message: 'an HTTPS listener needs a certificateRef' };
+  if ((ref.group ?? '') !== '' || (ref.kind ?? 'Secret') !== 'Secret') return { reason: 'InvalidCertificateRef', message: `certificateRef ${ref.name} is not a Secret` };
+  const own = gateway.metadata.namespace ?? '';
+  const ns = ref.namespace ?? own;
+  if (ns !== own && !granted(reader, options.stores.referenceGrants, 'Gateway', own, 'Secret', ns, ref.name)) {
+    return { reason: 'RefNotPermitted', message: `Secret ${ns}/${ref.name} is in another namespace and no ReferenceGrant there allows it` };
+  }
+  const secret = reader.getSingle(options.stores.secrets, [ns, ref.name]);
+  const pem = secret === undefined ? undefined : pemFromSecret(secret);
+  if (pem === undefined) return { reason: 'InvalidCertificateRef', message: `Secret ${ns}/${ref.name} is missing or holds no valid certificate and key` };
+  return { name: `gw-${ns}_${ref.name}.pem`, pem };
 }
 
 const WILDCARD = new Set(['*', '0.0.0.0', '::', '']);

@@ -206,9 +206,9 @@ function filtersOf(filters: readonly FilterSpec[], prefixes: readonly string[]):
   return Object.keys(result).length === 0 ? undefined : Object.freeze(result);
 }
 
-/** The Location of a redirect on a listener of `port`: literal checked parts, the request's own otherwise. */
-export function redirectOf(spec: RedirectSpec, listenerPort: number): Omit<GatewayRedirect, 'name'> {
-  const scheme = spec.scheme ?? 'http';
+/** The Location of a redirect on a listener (its port and scheme are the defaults): literal checked parts, the request's own otherwise. */
+export function redirectOf(spec: RedirectSpec, listenerPort: number, listenerScheme: 'http' | 'https'): Omit<GatewayRedirect, 'name'> {
+  const scheme = spec.scheme ?? listenerScheme;
   const port = spec.port ?? (spec.scheme !== undefined ? (scheme === 'https' ? 443 : 80) : listenerPort);
   const wellKnown = (scheme === 'http' && port === 80) || (scheme === 'https' && port === 443);
   const host = spec.hostname ?? '%[var(txn.host)]';

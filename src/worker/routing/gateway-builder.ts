@@ -8,14 +8,15 @@ import type { KubeObject } from '../protocol.js';
 import { describe } from '../store/object-guard.js';
 import { creationTime, type Claimant } from './claimant.js';
 import { attachRoute, bindGateways, listenerStatuses, ourClasses, type BoundListener, type GatewayEntry, type ParentResult } from './gateway-attachment.js';
-import { GATEWAY_GROUP, routeBackends, type MatchSpec, type RuleSpec } from './gateway-backends.js';
+import { routeBackends, type MatchSpec, type RuleSpec } from './gateway-backends.js';
 import { compareHostnames, hostCondition } from './gateway-hostnames.js';
 import { matchLines, type LineCandidate } from './gateway-lines.js';
 import { claimantOf, HostOwnership } from './gateway-ownership.js';
-import { EMPTY_GATEWAY_MODEL, type GatewayFrontend, type GatewayModel, type GatewayOptions, type GatewayRedirect, type RouteStatus } from './gateway-model.js';
+import { EMPTY_GATEWAY_MODEL, type GatewayCertificate, type GatewayFrontend, type GatewayModel, type GatewayTls, type GatewayOptions, type GatewayRedirect, type RouteStatus } from './gateway-model.js';
 import type { Backend, ModelOptions } from './model.js';
 import type { ModelSource } from './model-source.js';
 import { RecordedReads, type LogEntry } from './recorded-reads.js';
+import { granted } from './reference-grants.js';
 import { parseSlotFile, slotLine } from './server-slots.js';
 
 /** Match lines one route may add (hostnames x rules x matches x parents). */
@@ -83,7 +84,7 @@ export class GatewayModelBuilder {
     const candidates = new Map<string, LineCandidate[]>();
     const backends = new Map<string, Backend>();
     const routeStatus: RouteStatus[] = [];
-    const grants = (from: string, to: string, service: string): boolean => grantsService(reads, options.stores.referenceGrants, from, to, service);
+    const grants = (from: string, to: string, service: string): boolean => granted(reads, options.stores.referenceGrants, 'HTTPRoute', from, 'Service', to, service);
     const routes = [...reads.list(options.stores.httpRoutes)].sort((a, b) => creationTime(a) - creationTime(b) || keyOf(a).localeCompare(keyOf(b)));
     // Attach every route first: host ownership is decided over all claims at once.
     const ownership = new HostOwnership(reads, this.#model);
@@ -108,7 +109,8 @@ export class GatewayModelBuilder {
             if (rule === null || targets === undefined) return;
             const matches: MatchSpec[] = rule.matches === undefined || rule.matches.length === 0 ? [{}] : rule.matches;
             matches.forEach((match, m) => {
-              own.push([listener.bind, { hostname, listenerTerm: listenerTerm.get(listener) ?? '', listenerPort: listener.spec.port, match, route: claimant, rule: r, matchIndex: m, targets }]);
+              const listenerScheme = listener.spec.protocol === 'HTTPS' ? ('https' as const) : ('http' as const);
+              own.push([listener.bind, { hostname, listenerTerm: listenerTerm.get(listener) ?? '', listenerPort: listener.spec.port, listenerScheme, match, route: claimant, rule: r, matchIndex: m, targets }]);
             });
           });
         }
@@ -144,11 +146,16 @@ export class GatewayModelBuilder {
       }
       return found.name;
     };
+    const certificates = new Map<string, GatewayCertificate>();
     const frontends: GatewayFrontend[] = [...byBind.keys()].sort().map((bind, i) => {
       const listeners = byBind.get(bind) ?? [];
+      const https = listeners[0]?.spec.protocol === 'HTTPS';
+      for (const l of listeners) if (l.certificate !== undefined) certificates.set(l.certificate.name, l.certificate);
       return {
         name: `gw_${i}`,
         bind,
+        scheme: https ? ('https' as const) : ('http' as const),
+        tls: https ? tlsOf(`gateway-${i}-crt-list.txt`, listeners) : undefined,
         listeners: listeners.length < 2 ? [] : listeners.map((l, index) => ({ index, hostCondition: hostCondition(l.spec.hostname ?? '') })),
         lines: matchLines(candidates.get(bind) ?? [], redirectName),
       };
@@ -166,8 +173,22 @@ export class GatewayModelBuilder {
       })),
       httpRoutes: routeStatus,
     };
-    return { model: { frontends, redirects: [...redirects.values()], status }, backends: sorted, slotText };
+    const sortedCertificates = [...certificates.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return { model: { frontends, certificates: sortedCertificates, redirects: [...redirects.values()], status }, backends: sorted, slotText };
   }
+}
+
+/**
+ * The crt-list of an HTTPS bind: the certificate of a listener without hostname first (the
+ * default, for any SNI), then each listener's certificate for its hostname, most specific first.
+ * With no hostname-less listener the bind is strict-sni.
+ */
+function tlsOf(crtList: string, listeners: readonly BoundListener[]): GatewayTls {
+  const entries: { certificate: string; filter: string }[] = [];
+  const catchAll = listeners.find((l) => (l.spec.hostname ?? '') === '');
+  if (catchAll?.certificate !== undefined) entries.push({ certificate: catchAll.certificate.name, filter: '' });
+  for (const l of listeners) if (l !== catchAll && l.certificate !== undefined) entries.push({ certificate: l.certificate.name, filter: l.spec.hostname ?? '' });
+  return { crtList, entries, strictSni: catchAll === undefined };
 }
 
 /** The parent without the hostnames another namespace owns; not Accepted when none is left. */
@@ -193,20 +214,4 @@ function keyOf(object: KubeObject): string {
 function generationOf(object: KubeObject | undefined): number | undefined {
   const generation = (object?.metadata as { generation?: unknown } | undefined)?.generation;
   return typeof generation === 'number' ? generation : undefined;
-}
-
-interface GrantSpec {
-  from: { group?: string; kind: string; namespace: string }[];
-  to: { group?: string; kind: string; name?: string }[];
-}
-
-/** A ReferenceGrant in `to` lets HTTPRoutes of `from` reference the Service `service`. */
-function grantsService(reads: RecordedReads, store: string, from: string, to: string, service: string): boolean {
-  return reads.fetch(store, [to]).some((grant) => {
-    const spec = grant.spec as GrantSpec;
-    return (
-      spec.from.some((f) => (f.group ?? '') === GATEWAY_GROUP && f.kind === 'HTTPRoute' && f.namespace === from) &&
-      spec.to.some((t) => (t.group ?? '') === '' && t.kind === 'Service' && (t.name === undefined || t.name === '' || t.name === service))
-    );
-  });
 }

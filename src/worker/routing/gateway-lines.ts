@@ -14,6 +14,7 @@ export interface LineCandidate {
   readonly hostname: string;
   readonly listenerTerm: string;
   readonly listenerPort: number;
+  readonly listenerScheme: 'http' | 'https';
   readonly match: MatchSpec;
   readonly route: Claimant;
   readonly rule: number;
@@ -93,7 +94,7 @@ export function matchLines(candidates: LineCandidate[], redirect: (r: Omit<Gatew
   return candidates.map((candidate) => {
     const condition = matchCondition(candidate);
     const spec = candidate.targets.redirect;
-    if (spec !== undefined) return { condition, targets: [{ backend: redirect(redirectOf(spec, candidate.listenerPort)), condition }] };
+    if (spec !== undefined) return { condition, targets: [{ backend: redirect(redirectOf(spec, candidate.listenerPort, candidate.listenerScheme)), condition }] };
     return { condition, targets: weightedTargets(candidate.targets, condition) };
   });
 }

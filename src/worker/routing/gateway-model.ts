@@ -60,11 +60,31 @@ export interface GatewayListenerSlot {
   readonly hostCondition: string;
 }
 
+/** A certificate of an HTTPS listener, written as `certs/<name>`. */
+export interface GatewayCertificate {
+  /** `gw-<namespace>_<secret>.pem`. */
+  readonly name: string;
+  readonly pem: string;
+}
+
+/** TLS of an HTTPS bind: its crt-list (an auxiliary file) of certificates and SNI filters. */
+export interface GatewayTls {
+  /** The crt-list file name. */
+  readonly crtList: string;
+  /** crt-list lines: a certificate and its SNI filter ('' for the default, first, line). */
+  readonly entries: readonly { readonly certificate: string; readonly filter: string }[];
+  /** No listener without a hostname: an unknown SNI gets no certificate. */
+  readonly strictSni: boolean;
+}
+
 export interface GatewayFrontend {
   /** `gw_<n>`, unique. */
   readonly name: string;
   /** `address:port`, `[v6]:port` or `*:port`. */
   readonly bind: string;
+  /** `http` or `https` (TLS terminated here, `tls` set). */
+  readonly scheme: 'http' | 'https';
+  readonly tls?: GatewayTls | undefined;
   /** Listeners to pick from, most specific first; empty when the bind has only one. */
   readonly listeners: readonly GatewayListenerSlot[];
   readonly lines: readonly GatewayMatchLine[];
@@ -121,6 +141,8 @@ export interface GatewayStatusReport {
 
 export interface GatewayModel {
   readonly frontends: readonly GatewayFrontend[];
+  /** Certificates of the HTTPS listeners, sorted by name. */
+  readonly certificates: readonly GatewayCertificate[];
   readonly redirects: readonly GatewayRedirect[];
   readonly status: GatewayStatusReport;
 }
@@ -141,11 +163,13 @@ export interface GatewayOptions {
     readonly httpRoutes: string;
     readonly referenceGrants: string;
     readonly namespaces: string;
+    readonly secrets: string;
   };
 }
 
 export const EMPTY_GATEWAY_MODEL: GatewayModel = Object.freeze({
   frontends: Object.freeze([]),
+  certificates: Object.freeze([]),
   redirects: Object.freeze([]),
   status: Object.freeze({ gatewayClasses: Object.freeze([]), gateways: Object.freeze([]), httpRoutes: Object.freeze([]) }),
 });
@@ -161,6 +185,6 @@ export function gatewayOptions(values: Readonly<Record<string, unknown>>): Gatew
     bindAddress: String(values.bindAddress ?? '*'),
     addresses: new Set(addresses),
     reservedPorts: [port(values.httpPort, 80), port(values.httpsPort, 443), port(values.statusPort, 8404)],
-    stores: { gatewayClasses: 'gatewayclasses', gateways: 'gateways', httpRoutes: 'httproutes', referenceGrants: 'referencegrants', namespaces: 'namespaces' },
+    stores: { gatewayClasses: 'gatewayclasses', gateways: 'gateways', httpRoutes: 'httproutes', referenceGrants: 'referencegrants', namespaces: 'namespaces', secrets: 'secrets' },
   };
 }
