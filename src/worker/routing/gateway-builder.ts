@@ -12,6 +12,7 @@ import { routeBackends, type MatchSpec, type RuleSpec } from './gateway-backends
 import { compareHostnames, hostCondition } from './gateway-hostnames.js';
 import { matchLines, type LineCandidate } from './gateway-lines.js';
 import { claimantOf, HostOwnership } from './gateway-ownership.js';
+import { RouteBackendCache } from './gateway-route-cache.js';
 import { EMPTY_GATEWAY_MODEL, type GatewayCertificate, type GatewayFrontend, type GatewayModel, type GatewayTls, type GatewayOptions, type GatewayRedirect, type RouteStatus } from './gateway-model.js';
 import type { Backend, ModelOptions } from './model.js';
 import type { ModelSource } from './model-source.js';
@@ -38,6 +39,7 @@ export class GatewayModelBuilder {
   #key: string | undefined;
   #last: GatewayBuild = EMPTY_BUILD;
   #log: readonly LogEntry[] = [];
+  readonly #routes = new RouteBackendCache();
 
   constructor(model: ModelOptions, options: GatewayOptions) {
     this.#model = model;
@@ -51,7 +53,9 @@ export class GatewayModelBuilder {
     const key = `${names.map((n) => `${n}:${source.store(n)?.generation ?? -1}`).join(',')}|${slotText}`;
     if (key !== this.#key) {
       const reads = new RecordedReads(source);
+      this.#routes.begin(source.store(this.#options.stores.referenceGrants)?.generation ?? -1, slotText);
       this.#last = this.#compute(reads, parseSlotFile(slotText));
+      this.#routes.end(this.#last.slotText);
       this.#log = reads.log;
       this.#key = key;
     }
@@ -75,7 +79,13 @@ export class GatewayModelBuilder {
     const gateways = new Map<string, GatewayEntry>(entries.map((e) => [`${e.gateway.metadata.namespace ?? ''}/${e.gateway.metadata.name}`, e]));
     // Frontends: the bound listeners of each bind, most specific hostname first.
     const byBind = new Map<string, BoundListener[]>();
-    for (const entry of entries) for (const listener of entry.bound.values()) byBind.set(listener.bind, [...(byBind.get(listener.bind) ?? []), listener]);
+    for (const entry of entries) {
+      for (const listener of entry.bound.values()) {
+        const list = byBind.get(listener.bind);
+        if (list === undefined) byBind.set(listener.bind, [listener]);
+        else list.push(listener);
+      }
+    }
     const listenerTerm = new Map<BoundListener, string>();
     for (const listeners of byBind.values()) {
       listeners.sort((a, b) => compareHostnames(a.spec.hostname ?? '', b.spec.hostname ?? ''));
@@ -98,7 +108,7 @@ export class GatewayModelBuilder {
       if (parents.length === 0) continue;
       const attached = parents.flatMap((p) => p.attachments);
       for (const a of attached) a.listener.attached++;
-      const built = routeBackends(route, reads, this.#model, grants, (name) => slots.get(name));
+      const built = this.#routes.get(route, reads, this.#model, () => routeBackends(route, reads, this.#model, grants, (name) => slots.get(name)));
       const claimant: Claimant = { owner: keyOf(route), namespace: route.metadata.namespace ?? '', created: creationTime(route) };
       const rules = (route.spec as { rules?: (RuleSpec | null)[] }).rules ?? [];
       const own: [string, LineCandidate][] = [];
@@ -121,7 +131,11 @@ export class GatewayModelBuilder {
         served = false;
         for (const a of attached) a.listener.attached--;
       } else {
-        for (const [bind, candidate] of own) candidates.set(bind, [...(candidates.get(bind) ?? []), candidate]);
+        for (const [bind, candidate] of own) {
+          const list = candidates.get(bind);
+          if (list === undefined) candidates.set(bind, [candidate]);
+          else list.push(candidate);
+        }
         if (attached.length > 0) for (const backend of built.backends) backends.set(backend.name, backend);
       }
       routeStatus.push({
