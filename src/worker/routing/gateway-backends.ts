@@ -5,6 +5,7 @@
 // Service or port) sends its share of the rule's weight to the 500 backend, and sets the
 // route's ResolvedRefs condition.
 import type { KubeObject } from '../protocol.js';
+import { durationMs } from '../store/gateway-fields.js';
 import { describe } from '../store/object-guard.js';
 import type { BackendRef } from './endpoints.js';
 import type { GatewayCondition, GatewayFilters, GatewayRedirect, HeaderEdits } from './gateway-model.js';
@@ -16,7 +17,6 @@ import { serviceServers } from './service-backend.js';
 
 /** The 500 answer for the invalid share of a rule (a static backend of the template). */
 export const INVALID_BACKEND = 'gateway_500';
-const GROUP = 'gateway.networking.k8s.io';
 
 /** Route backends do none of the Ingress annotations' work. */
 const GATEWAY_INGRESS_OPTIONS: IngressOptions = Object.freeze({ sslRedirect: Object.freeze({ enabled: false, code: 302, port: 443 }) });
@@ -156,17 +156,10 @@ function withTimeout(options: BackendOptions, ms: number | undefined): BackendOp
 }
 
 function timeoutOf(timeouts: RuleSpec['timeouts']): number | undefined {
-  const values = [timeouts?.request, timeouts?.backendRequest].map(parseDuration).filter((v): v is number => v !== undefined && v > 0);
+  const values = [timeouts?.request, timeouts?.backendRequest].map(durationMs).filter((v): v is number => v !== undefined && v > 0);
   return values.length === 0 ? undefined : Math.min(...values);
 }
 
-function parseDuration(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const unit: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
-  let total = 0;
-  for (const [, amount, name] of value.matchAll(/([0-9]+)(ms|h|m|s)/g)) total += Number(amount) * (unit[name as string] as number);
-  return total;
-}
 
 function edits(modifier: ModifierSpec | undefined): HeaderEdits | undefined {
   if (modifier === undefined) return undefined;
@@ -232,4 +225,3 @@ function prefixRedirectPath(replacement: string, prefixes: readonly string[]): s
   return target === '' ? `%[path,regsub(${regex}/?,/)]` : `${target}%[path,regsub(${regex},)]`;
 }
 
-export { GROUP as GATEWAY_GROUP };
