@@ -1,5 +1,6 @@
 // Everything that crosses the thread boundary between the main thread and a render worker.
 import type { MessagePort } from 'node:worker_threads';
+import type { GatewayStatusReport } from './routing/gateway-model.js';
 // Plain data only: structured clone strips prototypes, so results and errors are unions of
 // plain objects, and the main thread turns a failure into a PipelineError.
 
@@ -233,6 +234,8 @@ export interface RenderSuccess {
    * `rejections`, which are the object checks' verdicts; absent means none.
    */
   readonly findings?: readonly Rejection[];
+  /** Gateway API acceptance results of the model (absent when no GatewayClass is ours), for a status writer. */
+  readonly gatewayStatus?: GatewayStatusReport;
   /** The worker thread that rendered it (absent inline). */
   readonly threadId?: number;
   /**

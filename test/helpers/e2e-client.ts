@@ -24,15 +24,15 @@ export interface RequestOptions {
   readonly tls?: boolean;
   readonly servername?: string;
   readonly headers?: Readonly<Record<string, string>>;
+  /** Where to connect (another loopback address, e.g. a Gateway's 127.0.0.5 or one agent of a fleet). @default '127.0.0.1' */
+  readonly address?: string;
   /** The client's source address (a loopback address such as 127.0.0.2), to test source-address rules. */
   readonly localAddress?: string;
   /** @default 5000 */
   readonly timeoutMs?: number;
-  /** The address to connect to (another loopback address, e.g. one agent of a fleet). @default 127.0.0.1 */
-  readonly address?: string;
 }
 
-/** One request on a fresh connection to 127.0.0.1:<port>. */
+/** One request on a fresh connection to 127.0.0.1:<port> (or `address`). */
 export function send(options: RequestOptions): Promise<Reply> {
   const request = options.tls === true ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {

@@ -63,6 +63,11 @@ export class FakeKubeApi {
   #hold: { readonly count: number; readonly match: (r: FakeRequestRecord) => boolean; readonly waiting: (() => void)[] } | undefined;
   /** When set, every watch ends cleanly right after it started (a proxy that cuts streams). */
   endWatchesAtOnce = false;
+  /**
+   * Collections (`/apis/gateway.networking.k8s.io/v1/gateways`) the server does not serve, as
+   * when their CustomResourceDefinition is not installed: every request to them is a 404.
+   */
+  readonly unserved = new Set<string>();
   /** Every request, in arrival order. */
   readonly requests: FakeRequestRecord[] = [];
   /** Status codes answered, in order (watch streams count as 200 when they start). */
@@ -228,7 +233,7 @@ export class FakeKubeApi {
       return;
     }
     const parsed = parsePath(record.path);
-    if (parsed === undefined || (parsed.namespace !== undefined && CLUSTER_SCOPED.has(parsed.resource))) {
+    if (parsed === undefined || (parsed.namespace !== undefined && CLUSTER_SCOPED.has(parsed.resource)) || this.unserved.has(parsed.resourcePath)) {
       this.#status(res, 404, 'NotFound', `the server could not find the requested resource (${record.path})`);
       return;
     }

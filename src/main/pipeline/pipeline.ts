@@ -3,6 +3,7 @@
 // failures surface as PipelineError carrying the phase that failed, read structurally.
 import { randomUUID } from 'node:crypto';
 import type { AuxiliaryFiles, OriginIndex, PipelineMode, Rejection, RenderBaseline, RenderExclusions, RenderOutcome, RenderTimings } from '../../worker/protocol.js';
+import type { GatewayStatusReport } from '../../worker/routing/gateway-model.js';
 import { PipelineError } from '../core/errors.js';
 import type { StoreProvider } from '../stores/store-provider.js';
 
@@ -31,6 +32,8 @@ export interface PipelineResult {
   readonly rejections?: readonly Rejection[];
   /** Which objects the config's sections and entries came from (absent from executors that do not say). */
   readonly origins?: OriginIndex;
+  /** Gateway API acceptance results (Accepted/ResolvedRefs reasons, attachedRoutes), when a GatewayClass is ours. */
+  readonly gatewayStatus?: GatewayStatusReport;
 }
 
 /** A result whose rejections are always listed: what this package's executors return and the Coordinator reads. */
@@ -71,5 +74,6 @@ export function toPipelineResult(outcome: RenderOutcome, renderId: string = rand
     ...(outcome.origins === undefined ? {} : { origins: outcome.origins }),
     ...(outcome.servedIngresses === undefined ? {} : { servedIngresses: outcome.servedIngresses }),
     ...(outcome.findings === undefined ? {} : { findings: outcome.findings }),
+    ...(outcome.gatewayStatus === undefined ? {} : { gatewayStatus: outcome.gatewayStatus }),
   };
 }

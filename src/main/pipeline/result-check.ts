@@ -3,6 +3,7 @@
 // and copied into a plain object, so that a getter that throws, a Proxy or a later mutation by
 // the executor cannot reach the Coordinator's loop. `rejections` is optional (absent: none).
 import type { AuxiliaryFiles, OriginIndex, Rejection, RenderTimings } from '../../worker/protocol.js';
+import type { GatewayStatusReport } from '../../worker/routing/gateway-model.js';
 import type { CheckedPipelineResult } from './pipeline.js';
 
 /** A result that could not be read as a PipelineResult: the reason names the field. */
@@ -33,6 +34,7 @@ function readResult(raw: unknown): CheckedPipelineResult {
   const origins = result['origins'];
   const served = result['servedIngresses'];
   const findings = result['findings'];
+  const gatewayStatus = result['gatewayStatus'];
   return {
     renderId: text(result['renderId'], 'renderId'),
     haproxyConfig: text(result['haproxyConfig'], 'haproxyConfig'),
@@ -45,6 +47,8 @@ function readResult(raw: unknown): CheckedPipelineResult {
     ...(origins === undefined ? {} : { origins: readOrigins(origins) }),
     ...(served === undefined ? {} : { servedIngresses: list(served, 'servedIngresses').map((key, i) => text(key, `servedIngresses[${i}]`)) }),
     ...(findings === undefined ? {} : { findings: list(findings, 'findings').map((f, i) => readRejection(f, `findings[${i}]`)) }),
+    // Read by a status writer, which checks what it uses; here only that it is an object.
+    ...(gatewayStatus === undefined ? {} : { gatewayStatus: record(gatewayStatus, 'gatewayStatus') as unknown as GatewayStatusReport }),
   };
 }
 

@@ -121,6 +121,7 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
     origins,
     ...(served === undefined ? {} : { servedIngresses: served }),
     ...(findings.length === 0 ? {} : { findings }),
+    ...(scope.routing === undefined || scope.routing.gateway.status.gatewayClasses.length === 0 ? {} : { gatewayStatus: scope.routing.gateway.status }),
   };
 }
 

@@ -4,6 +4,7 @@
 import { objectKey, type IndexedStore } from '../store/indexed-store.js';
 import type { KubeObject, RenderBaseline } from '../protocol.js';
 import { keepUnchanged, sameArray, sameCertificates, sameNames, slotsStillValid } from './entry-compare.js';
+import { EMPTY_GATEWAY_MODEL } from './gateway-model.js';
 import { acceptsClass, classPolicy } from './ingress-class.js';
 import { HeldClaims } from './held-claims.js';
 import { hostFallbacks, namespaceDefaults, sameFallbacks, type HostFallbacks } from './host-fallback.js';
@@ -247,6 +248,7 @@ export class RoutingModelBuilder {
       resolvers: sameBackends ? previous.resolvers : backends.some((b) => b.dns),
       loopGuardToken: this.#options.loopGuardToken,
       serverSlotsFile: sameBackends ? previous.serverSlotsFile : this.#slotFiles.file(backends),
+      gateway: EMPTY_GATEWAY_MODEL,
     };
     this.#last = model;
     return model;

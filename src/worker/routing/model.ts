@@ -1,7 +1,9 @@
 // The routing model behind the default template set, as templates see it: backends with their
 // server slots and typed options, host and path route tables, TLS certificates, the default
 // backend; plus the options it is built with. Plain data and no imports, so the builder and the
-// route index can both depend on it without depending on each other.
+// route index can both depend on it without depending on each other (the Gateway API part is
+// gateway-model.ts, plain data too).
+import type { GatewayFilters, GatewayModel } from './gateway-model.js';
 
 export interface Server {
   readonly name: string;
@@ -180,6 +182,8 @@ export interface Backend {
   /** The options of the Ingress this backend belongs to (one object shared by its backends). */
   readonly ingressOptions: IngressOptions;
   readonly servers: readonly Server[];
+  /** Set only for an HTTPRoute backend (`gw_…`): the filters of its rule. */
+  readonly gateway?: GatewayFilters | undefined;
 }
 
 /** The template's backend answering 404 ("no route"). */
@@ -244,6 +248,8 @@ export interface RoutingModel extends RouteTables {
   readonly loopGuardToken: string;
   /** The slot assignment, written as an auxiliary file and read back as the next baseline. */
   readonly serverSlotsFile: string;
+  /** The Gateway API frontends and acceptance results (gateway-model.ts); empty without Gateways. */
+  readonly gateway: GatewayModel;
 }
 
 /** Who owns a contested host and path: `oldest` (creationTimestamp, then namespace/name) or `name` (namespace/name alone). */

@@ -28,6 +28,8 @@ export function objectDepKey(store: string, key: string): string {
 export class RecordedReads implements StoreReader {
   readonly deps: string[] = [];
   readonly log: LogEntry[] = [];
+  /** `deps` as a set: one reads object may record many (all HTTPRoutes of a Gateway build). */
+  readonly #seen = new Set<string>();
 
   constructor(private readonly source: ModelSource) {}
 
@@ -63,6 +65,8 @@ export class RecordedReads implements StoreReader {
   }
 
   #depend(dep: string): void {
-    if (!this.deps.includes(dep)) this.deps.push(dep);
+    if (this.#seen.has(dep)) return;
+    this.#seen.add(dep);
+    this.deps.push(dep);
   }
 }

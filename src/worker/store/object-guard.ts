@@ -6,6 +6,8 @@
 import type { KubeObject, Rejection, RejectionCode, RejectionScope } from '../protocol.js';
 import { annotationChecksGeneration } from './annotation-checks.js';
 import { checkEndpointSlice } from './endpoint-slice-check.js';
+import { checkGateway, checkGatewayClass, checkNamespace, checkReferenceGrant } from './gateway-check.js';
+import { checkHttpRoute } from './httproute-check.js';
 import type { KindOutcome, Problem } from './field-rules.js';
 import { activeGuardContext, type GuardContext, type GuardPolicy } from './guard-context.js';
 import { checkIngress } from './ingress-check.js';
@@ -124,13 +126,19 @@ function cacheFor(policy: GuardPolicy): WeakMap<object, CachedVerdict> {
 
 type KindCheck = (object: KubeObject, policy: GuardPolicy) => KindOutcome & { readonly material?: TlsMaterial };
 
-/** The kinds the guard checks field by field; all are namespaced. */
+/** The kinds the guard checks field by field; all but CLUSTER_KINDS are namespaced. */
 const KIND_CHECKS: Readonly<Record<string, KindCheck>> = {
   Ingress: checkIngress,
   Service: checkService,
   EndpointSlice: checkEndpointSlice,
   Secret: checkSecret,
+  GatewayClass: checkGatewayClass,
+  Gateway: checkGateway,
+  HTTPRoute: checkHttpRoute,
+  ReferenceGrant: checkReferenceGrant,
+  Namespace: checkNamespace,
 };
+const CLUSTER_KINDS = new Set(['GatewayClass', 'Namespace']);
 
 function computeVerdict(object: KubeObject, checkAs: string | undefined, policy: GuardPolicy): GuardVerdict {
   const kind = labelOf(checkAs, object);
@@ -146,7 +154,7 @@ function computeVerdict(object: KubeObject, checkAs: string | undefined, policy:
   let outcome;
   try {
     const check = checkAs !== undefined && Object.hasOwn(KIND_CHECKS, checkAs) ? KIND_CHECKS[checkAs] : undefined;
-    meta = checkMetadata(object, checkAs ?? '', check !== undefined);
+    meta = checkMetadata(object, checkAs ?? '', check !== undefined && !CLUSTER_KINDS.has(checkAs as string));
     if ('rejected' in meta) return refuse(meta.rejected);
     outcome = check?.(object, policy) ?? { dropped: [] };
   } catch (error) {

@@ -8,7 +8,7 @@
 import Handlebars from 'handlebars';
 import { join } from 'node:path/posix';
 import { modelOptions, type RoutingModel } from '../routing/model.js';
-import { RoutingModelBuilder } from '../routing/model-builder.js';
+import { RoutingBuilder } from '../routing/routing-builder.js';
 import type { ModelSource } from '../routing/model-source.js';
 import { checkMemoBlocks, MEMO_ID } from './memo-check.js';
 import { httpResourceContent } from './http-resource-helper.js';
@@ -27,7 +27,7 @@ interface CompiledSet {
   readonly files: [string, Template][];
   readonly certificates: [string, Template][];
   /** The routing model builder of this set (its options come from the set's values). */
-  readonly builder: RoutingModelBuilder;
+  readonly builder: RoutingBuilder;
   /** Text of each memo block by key object; entries die with their key objects. */
   readonly memo: Map<string, WeakMap<object, string>>;
 }
@@ -126,7 +126,7 @@ export class TemplateEngine {
       maps: entries('maps', set.maps),
       files: entries('files', set.files),
       certificates: entries('sslCertificates', set.sslCertificates),
-      builder: new RoutingModelBuilder(modelOptions(set.values)),
+      builder: new RoutingBuilder(modelOptions(set.values), set.values),
       memo: new Map(),
     };
     this.#compiled.set(set.hash, compiled);

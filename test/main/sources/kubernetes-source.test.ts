@@ -201,6 +201,35 @@ describe('KubernetesSource', () => {
     expect(api.requests.map((r) => (r.watch ? 'watch' : 'list'))).toEqual(['list', 'list', 'list', 'list', 'list', 'list', 'watch']);
   });
 
+  it('takes a resource the server does not serve (a missing CRD) as synced and empty, warns once, and picks it up once it is served', async () => {
+    const clock = new FakeClock();
+    const GATEWAYS = '/apis/gateway.networking.k8s.io/v1/gateways';
+    api.unserved.add(GATEWAYS);
+    api.upsert(SERVICES, service('shop', 'web'));
+    const gatewayDefinition: StoreDefinition = { name: 'gateways', apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', indexBy: ['metadata.namespace', 'metadata.name'], debounceMs: 0 };
+    const definitions = [DEFINITIONS[0] as StoreDefinition, gatewayDefinition];
+    const { watchers, keys } = await start({ clock, definitions, backoff: { initialMs: 100, maxMs: 400, random: () => 0 } });
+
+    await watchers.whenSynchronized();
+    expect(keys('services')).toEqual(['shop/web']);
+    expect(keys('gateways')).toEqual([]);
+    const gatewayLists = () => api.requests.filter((r) => r.path === GATEWAYS && !r.watch).length;
+    for (let retry = 1; retry <= 4; retry++) {
+      await eventually(() => gatewayLists() === retry && clock.pending >= 1, `404 number ${retry} and its retry timer`);
+      await clock.advance((clock.nextDue ?? 0) - clock.now());
+    }
+    expect(watchers.problems).toBe(1);
+
+    api.unserved.delete(GATEWAYS);
+    api.upsert(GATEWAYS, { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'edge', namespace: 'shop' }, spec: { gatewayClassName: 'haptic', listeners: [] } });
+    for (let i = 0; i < 5 && !keys('gateways').includes('shop/edge'); i++) {
+      await eventually(() => clock.pending >= 1 || keys('gateways').includes('shop/edge'), 'the next retry');
+      if (!keys('gateways').includes('shop/edge')) await clock.advance((clock.nextDue ?? 0) - clock.now());
+    }
+    await eventually(() => keys('gateways').includes('shop/edge'), 'the gateway listed once the resource is served');
+    expect(watchers.problems).toBe(1);
+  });
+
   it('restarts a watch that fails with 500 after the backoff, from where it left off', async () => {
     const clock = new FakeClock();
     api.upsert(SERVICES, service('shop', 'web'));

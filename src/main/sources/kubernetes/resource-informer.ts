@@ -3,7 +3,10 @@
 // objects that vanished meanwhile). This adds what ListWatch lacks: it stops for good after any
 // other list or watch error, so it is restarted here with a capped jittered backoff; it re-watches
 // at once when a watch ends cleanly, so a watch that keeps ending right after it started is paced
-// too; and it has no "initial list complete" signal, so `synced` is reported here, once.
+// too; and it has no "initial list complete" signal, so `synced` is reported here, once. A
+// resource the server does not serve (404: a CustomResourceDefinition such as the Gateway API's
+// not installed) counts as synced and empty, with one warning, and is retried with the backoff,
+// so a cluster without it still becomes ready and picks it up once it is installed.
 import { ListWatch, Watch, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { KubeObject, StoreDefinition } from '../../../worker/protocol.js';
@@ -56,6 +59,8 @@ export class ResourceInformer {
   /** The previous watch ended cleanly right after it started: pace the next one. */
   #endedAtOnce = false;
   #failing = false;
+  /** The last list or watch was answered 404 (and warned about once). */
+  #missing = false;
 
   constructor(options: ResourceInformerOptions) {
     this.#options = options;
@@ -115,6 +120,10 @@ export class ResourceInformer {
       });
       this.#logger.debug({ objects: list.items.length, resourceVersion: list.metadata.resourceVersion }, 'listed');
       this.#listApplied = true;
+      if (this.#missing) {
+        this.#missing = false;
+        this.#logger.info('the resource is served now');
+      }
       return list as KubernetesListObject<KubernetesObject>;
     } finally {
       this.#listsInFlight--;
@@ -187,8 +196,22 @@ export class ResourceInformer {
     this.#restarting = true;
     this.#failing = true;
     const delay = this.#backoff.next();
-    const { definition, location } = this.#options;
-    this.#options.sink.problem(this.#name, `${definition.kind} list/watch of ${location.collectionPath} failed (${describe(error)}); restarting in ${delay} ms`);
+    const { definition, location, sink } = this.#options;
+    if (statusCode(error) === 404) {
+      if (!this.#synced) {
+        this.#synced = true;
+        sink.synced(this.#name);
+      }
+      if (!this.#missing) {
+        this.#missing = true;
+        sink.problem(
+          this.#name,
+          `${definition.kind}: the API server does not serve ${location.collectionPath} (404; is its CustomResourceDefinition installed?); the store stays empty until it does (retried with a backoff)`,
+        );
+      }
+    } else {
+      sink.problem(this.#name, `${definition.kind} list/watch of ${location.collectionPath} failed (${describe(error)}); restarting in ${delay} ms`);
+    }
     sleep(this.#options.clock, delay, this.#signal).then(
       () => {
         this.#restarting = false;

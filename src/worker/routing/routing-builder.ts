@@ -1,0 +1,53 @@
+// The routing model of a render: the Ingress model (model-builder.ts) and the Gateway API model
+// (gateway-builder.ts) in one. They share the backends list and the server-slot file (route
+// backends `gw_…` after the Ingress ones `ing_…`), so every backend gets its slots the same way
+// and endpoint changes of route backends go through the Runtime API as Ingress ones do. Without
+// Gateway API objects the model is exactly the Ingress model, object for object.
+import type { RenderBaseline } from '../protocol.js';
+import { GatewayModelBuilder } from './gateway-builder.js';
+import { gatewayOptions } from './gateway-model.js';
+import type { ModelOptions, RoutingModel } from './model.js';
+import { RoutingModelBuilder } from './model-builder.js';
+import type { ModelSource } from './model-source.js';
+import { SERVER_SLOTS_FILE } from './server-slots.js';
+
+export class RoutingBuilder {
+  readonly #ingress: RoutingModelBuilder;
+  readonly #gateway: GatewayModelBuilder;
+  #last: { ingress: RoutingModel; gateway: unknown; model: RoutingModel } | undefined;
+
+  constructor(options: ModelOptions, values: Readonly<Record<string, unknown>>) {
+    this.#ingress = new RoutingModelBuilder(options);
+    this.#gateway = new GatewayModelBuilder(options, gatewayOptions(values));
+  }
+
+  get cachedIngresses(): number {
+    return this.#ingress.cachedIngresses;
+  }
+
+  build(source: ModelSource, baseline: RenderBaseline | undefined, warn: (message: string) => void): RoutingModel {
+    const text = baseline?.auxiliaryFiles.files[SERVER_SLOTS_FILE] ?? '';
+    const newline = text.indexOf('\ngw_');
+    const at = text.startsWith('gw_') ? 0 : newline < 0 ? -1 : newline + 1;
+    let ingressBaseline = baseline;
+    let routeSlots = '';
+    if (baseline !== undefined && at >= 0) {
+      routeSlots = text.slice(at);
+      ingressBaseline = { ...baseline, auxiliaryFiles: { ...baseline.auxiliaryFiles, files: { ...baseline.auxiliaryFiles.files, [SERVER_SLOTS_FILE]: text.slice(0, at) } } } as RenderBaseline;
+    }
+    const ingress = this.#ingress.build(source, ingressBaseline, warn);
+    const gateway = this.#gateway.build(source, routeSlots, warn);
+    if (gateway.model.status.gatewayClasses.length === 0) return ingress;
+    const last = this.#last;
+    if (last !== undefined && last.ingress === ingress && last.gateway === gateway) return last.model;
+    const model: RoutingModel = {
+      ...ingress,
+      backends: gateway.backends.length === 0 ? ingress.backends : [...ingress.backends, ...gateway.backends],
+      resolvers: ingress.resolvers || gateway.backends.some((b) => b.dns),
+      serverSlotsFile: ingress.serverSlotsFile + gateway.slotText,
+      gateway: gateway.model,
+    };
+    this.#last = { ingress, gateway, model };
+    return model;
+  }
+}
