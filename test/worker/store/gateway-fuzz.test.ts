@@ -150,7 +150,7 @@ function expectGatewayGrammar(out: RenderSuccess): void {
       continue;
     }
     if (/^ {2}use_backend /.test(line)) expect(line).toMatch(/^ {2}use_backend %\[var\(txn\.(hostpath|path)\),map(_beg|_reg)?\(\S+\)\] if \{ var\(txn\.(hostpath|path)\),map(_beg|_reg)?\(\S+\) -m found \}$/);
-    if (/^(frontend|backend) /.test(line) && !/^(frontend (status|stats|http|https)|backend (default_404|ing_\S+))$/.test(line)) expect(GATEWAY_LINES.some((g) => g.test(line)), line).toBe(true);
+    if (/^(frontend|backend) /.test(line) && !/^(frontend (status|stats|http|https)|backend (default_404|default_503|ing_\S+))$/.test(line)) expect(GATEWAY_LINES.some((g) => g.test(line)), line).toBe(true);
     if (/^ {2}http-(request|response) (set|add|del)-header|replace-path|redirect location|bind /.test(line) && !line.includes('X-Forwarded-Proto') && !line.includes('x-haptic-loop') && !line.includes('ssl crt-list') && !/bind \*:\d+$/.test(line)) {
       expect(GATEWAY_LINES.some((g) => g.test(line)), line).toBe(true);
     }
