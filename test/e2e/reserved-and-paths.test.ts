@@ -164,3 +164,29 @@ describe.skipIf(SKIP_HAPROXY)('URI normalization on a real HAProxy', () => {
     });
   });
 });
+
+describe.skipIf(SKIP_HAPROXY)('the Host header on a real HAProxy', () => {
+  it('answers 400 to a Host that is not one host name, so no Host moves a path out from under its allow-list, and routes real host spellings as before', async () => {
+    const admin = await echoes.start('admin', '127.0.0.2');
+    const site = await echoes.start('site', '127.0.0.3');
+    const rendered = await renderToDir(out(), [
+      ingress('shop', 'admin', { rules: [rule('shop.example.test', { path: '/admin', service: 'admin' })] }, { annotations: { 'haproxy.org/allow-list': '127.0.0.9' } }),
+      ingress('shop', 'site', { rules: [rule('shop.example.test', { path: '/', service: 'site' })] }),
+      ...backend('shop', 'admin', admin.host, admin.port),
+      ...backend('shop', 'site', site.host, site.port),
+    ]);
+    expect(rendered.result.rejections).toEqual([]);
+    await withHaproxy(rendered, async () => {
+      const get = (host: string, path = '/admin') => send({ port: rendered.ports.http, host, path });
+      // Host + path is the lookup key: `shop.example.test/x` + `/admin` would match only the rule of `/`.
+      for (const host of ['shop.example.test/x', 'shop.example.test/', 'shop.example.test,shop.example.test/x', 'shop.example.test/x,shop.example.test', 'x@shop.example.test', 'shop.example.test%2f', 'shop.example.test:80/x', 'shop.example.test?']) {
+        expect((await get(host)).status, host).toBe(400);
+      }
+      for (const host of ['shop.example.test', 'SHOP.example.test.', 'shop.example.test:80']) {
+        expect((await get(host)).status, host).toBe(403);
+        expect((await get(host, '/cart')).echo?.name, host).toBe('site');
+      }
+      expect((await get('[::1]:80')).status).toBe(404);
+    });
+  });
+});
