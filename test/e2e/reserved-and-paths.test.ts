@@ -127,7 +127,7 @@ describe.skipIf(SKIP_HAPROXY)('reserved headers and the loop guard on a real HAP
 });
 
 describe.skipIf(SKIP_HAPROXY)('URI normalization on a real HAProxy', () => {
-  it('routes every spelling of /admin as /admin, so none gets past its allow-list, and passes the normalized path on', async () => {
+  it('routes every spelling of /admin as /admin, refuses encoded slashes and backslashes, so none gets past its allow-list, and passes the normalized path on', async () => {
     const admin = await echoes.start('admin', '127.0.0.2');
     const site = await echoes.start('site', '127.0.0.3');
     const rendered = await renderToDir(out(), [
@@ -151,6 +151,9 @@ describe.skipIf(SKIP_HAPROXY)('URI normalization on a real HAProxy', () => {
       expect((await get('/admin#x')).status).toBe(400);
       expect((await get('/\\admin')).status).toBe(400);
       expect((await get('/admin%00.txt')).status).toBe(400);
+      // Encoded slashes and backslashes: servers that decode them before matching (nginx for %2F)
+      // would read these as /admin, which the ingress routed as another path.
+      for (const path of ['/%2Fadmin', '/%2fadmin', '/x/..%2Fadmin', '/%5Cadmin', '/%5cadmin']) expect((await get(path)).status, path).toBe(400);
     });
   });
 
