@@ -180,6 +180,8 @@ export interface Backend {
   /** The options of the Ingress this backend belongs to (one object shared by its backends). */
   readonly ingressOptions: IngressOptions;
   readonly servers: readonly Server[];
+  /** Entries of its rate-limit stick-table, when below the default (rate-limit-tables.ts). */
+  readonly rateLimitTableSize?: number | undefined;
 }
 
 /** The template's backend answering 404 ("no route"). */
