@@ -230,6 +230,17 @@ describe.skipIf(SKIP_HAPROXY)('annotations on a real HAProxy', () => {
     });
   });
 
+  it('raises a 100 ms check-interval to the shared floor past 2,000 checked slots, and HAProxy runs it and serves', async () => {
+    const echo = await echoes.start('web', '127.0.0.2');
+    const objects = [...['a', 'b', 'c'].map((n) => front(`${n}.example.com`, { 'haproxy.org/check-interval': '100ms' }, n)), ...web([echo])];
+    const dir = await renderToDir(join(root, `out-${++counter}`), objects, { serverSlots: 1000 });
+    // 3 backends of 1,000 slots: 3,000 checks at 100 ms would be 30,000 a second.
+    expect(dir.result.haproxyConfig.match(/default-server check inter 200\b/g)).toHaveLength(3);
+    await withHaproxy(dir, async () => {
+      await eventually(async () => expect((await get(dir, 'a.example.com')).echo?.name).toBe('web'));
+    });
+  });
+
   it('answers a CORS preflight with 204 and the Access-Control headers, adds them to responses, and leaves other origins alone', async () => {
     const echo = await echoes.start('web', '127.0.0.2');
     const dir = await rendered([

@@ -182,6 +182,8 @@ export interface Backend {
   readonly servers: readonly Server[];
   /** Entries of its rate-limit stick-table, when below the default (rate-limit-tables.ts). */
   readonly rateLimitTableSize?: number | undefined;
+  /** Milliseconds between checks when options.checkInterval is below the shared floor (check-budget.ts). */
+  readonly checkInterval?: number | undefined;
 }
 
 /** The template's backend answering 404 ("no route"). */
