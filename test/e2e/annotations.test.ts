@@ -4,6 +4,7 @@
 // and what they received. Source-address rules are tested with the client bound to 127.0.0.2.
 // With CI=true these tests always run; elsewhere they are skipped when HAProxy cannot be run.
 import { mkdtemp, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -55,6 +56,17 @@ async function rendered(objects: readonly KubeObject[]): Promise<RenderedDir> {
   const dir = await renderToDir(join(root, `out-${++counter}`), objects);
   expect(dir.result.rejections).toEqual([]);
   return dir;
+}
+
+/** One command on HAProxy's Runtime API socket, and its whole answer. */
+function runtimeCommand(socket: string, command: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let answer = '';
+    const client = connect(socket, () => client.end(`${command}\n`));
+    client.on('data', (chunk: Buffer) => (answer += chunk.toString('utf8')));
+    client.on('end', () => resolve(answer));
+    client.on('error', reject);
+  });
 }
 
 const get = (dir: RenderedDir, host: string, more: Partial<RequestOptions> = {}) => send({ port: dir.ports.http, host, ...more });
@@ -198,6 +210,34 @@ describe.skipIf(SKIP_HAPROXY)('annotations on a real HAProxy', () => {
       // Counters are per source address: another client is not limited.
       expect((await get(dir, 'limited.example.com', { localAddress: '127.0.0.3' })).status).toBe(200);
       expect([(await get(dir, 'default.example.com')).status, (await get(dir, 'default.example.com')).status]).toEqual([200, 403]);
+    });
+  });
+
+  it('shares one budget of rate-limit entries out among 41 rate-limited Ingresses (12,500 each in HAProxy), and still limits each', async () => {
+    const echo = await echoes.start('web', '127.0.0.2');
+    const dir = await rendered([
+      ...Array.from({ length: 41 }, (_, i) => front(`r${i}.example.com`, { 'haproxy.org/rate-limit-requests': '2', 'haproxy.org/rate-limit-period': '1m' }, `r${i}`)),
+      ...web([echo]),
+    ]);
+    await withHaproxy(dir, async () => {
+      const tables = await runtimeCommand(dir.adminSocket, 'show table');
+      const sizes = [...tables.matchAll(/size:(\d+)/g)].map((m) => Number(m[1]));
+      expect(sizes).toHaveLength(41);
+      expect(new Set(sizes)).toEqual(new Set([12_500]));
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) statuses.push((await get(dir, 'r40.example.com')).status);
+      expect(statuses).toEqual([200, 200, 403]);
+    });
+  });
+
+  it('raises a 100 ms check-interval to the shared floor past 2,000 checked slots, and HAProxy runs it and serves', async () => {
+    const echo = await echoes.start('web', '127.0.0.2');
+    const objects = [...['a', 'b', 'c'].map((n) => front(`${n}.example.com`, { 'haproxy.org/check-interval': '100ms' }, n)), ...web([echo])];
+    const dir = await renderToDir(join(root, `out-${++counter}`), objects, { serverSlots: 1000 });
+    // 3 backends of 1,000 slots: 3,000 checks at 100 ms would be 30,000 a second.
+    expect(dir.result.haproxyConfig.match(/default-server check inter 200\b/g)).toHaveLength(3);
+    await withHaproxy(dir, async () => {
+      await eventually(async () => ((await get(dir, 'a.example.com')).echo?.name === 'web' ? true : undefined), 'a.example.com served by web');
     });
   });
 

@@ -127,7 +127,7 @@ describe.skipIf(SKIP_HAPROXY)('reserved headers and the loop guard on a real HAP
 });
 
 describe.skipIf(SKIP_HAPROXY)('URI normalization on a real HAProxy', () => {
-  it('routes every spelling of /admin as /admin, so none gets past its allow-list, and passes the normalized path on', async () => {
+  it('routes every spelling of /admin as /admin, refuses encoded slashes and backslashes, so none gets past its allow-list, and passes the normalized path on', async () => {
     const admin = await echoes.start('admin', '127.0.0.2');
     const site = await echoes.start('site', '127.0.0.3');
     const rendered = await renderToDir(out(), [
@@ -151,6 +151,9 @@ describe.skipIf(SKIP_HAPROXY)('URI normalization on a real HAProxy', () => {
       expect((await get('/admin#x')).status).toBe(400);
       expect((await get('/\\admin')).status).toBe(400);
       expect((await get('/admin%00.txt')).status).toBe(400);
+      // Encoded slashes and backslashes: servers that decode them before matching (nginx for %2F)
+      // would read these as /admin, which the ingress routed as another path.
+      for (const path of ['/%2Fadmin', '/%2fadmin', '/x/..%2Fadmin', '/%5Cadmin', '/%5cadmin']) expect((await get(path)).status, path).toBe(400);
     });
   });
 
@@ -161,6 +164,32 @@ describe.skipIf(SKIP_HAPROXY)('URI normalization on a real HAProxy', () => {
     expect(rendered.result.haproxyConfig).not.toContain('expose-experimental-directives');
     await withHaproxy(rendered, async () => {
       expect((await send({ port: rendered.ports.http, host: 'shop.example.test', path: '//%61dmin/./x' })).echo?.url).toBe('//%61dmin/./x');
+    });
+  });
+});
+
+describe.skipIf(SKIP_HAPROXY)('the Host header on a real HAProxy', () => {
+  it('answers 400 to a Host that is not one host name, so no Host moves a path out from under its allow-list, and routes real host spellings as before', async () => {
+    const admin = await echoes.start('admin', '127.0.0.2');
+    const site = await echoes.start('site', '127.0.0.3');
+    const rendered = await renderToDir(out(), [
+      ingress('shop', 'admin', { rules: [rule('shop.example.test', { path: '/admin', service: 'admin' })] }, { annotations: { 'haproxy.org/allow-list': '127.0.0.9' } }),
+      ingress('shop', 'site', { rules: [rule('shop.example.test', { path: '/', service: 'site' })] }),
+      ...backend('shop', 'admin', admin.host, admin.port),
+      ...backend('shop', 'site', site.host, site.port),
+    ]);
+    expect(rendered.result.rejections).toEqual([]);
+    await withHaproxy(rendered, async () => {
+      const get = (host: string, path = '/admin') => send({ port: rendered.ports.http, host, path });
+      // Host + path is the lookup key: `shop.example.test/x` + `/admin` would match only the rule of `/`.
+      for (const host of ['shop.example.test/x', 'shop.example.test/', 'shop.example.test,shop.example.test/x', 'shop.example.test/x,shop.example.test', 'x@shop.example.test', 'shop.example.test%2f', 'shop.example.test:80/x', 'shop.example.test?']) {
+        expect((await get(host)).status, host).toBe(400);
+      }
+      for (const host of ['shop.example.test', 'SHOP.example.test.', 'shop.example.test:80']) {
+        expect((await get(host)).status, host).toBe(403);
+        expect((await get(host, '/cart')).echo?.name, host).toBe('site');
+      }
+      expect((await get('[::1]:80')).status).toBe(404);
     });
   });
 });

@@ -17,6 +17,8 @@ import { lookupKey, objectDepKey } from './recorded-reads.js';
 import { RouteIndex, tablesOf } from './route-index.js';
 import { SERVER_SLOTS_FILE } from './server-slots.js';
 import { SlotFileCache } from './slot-file-cache.js';
+import { RateLimitTables } from './rate-limit-tables.js';
+import { CheckBudget } from './check-budget.js';
 import { OutputBudget } from './output-budget.js';
 import { SlotBudget } from './slot-budget.js';
 
@@ -65,6 +67,8 @@ export class RoutingModelBuilder {
   /** The stores seen by the last build and their generations then. */
   readonly #stores = new Map<string, { store: IndexedStore | undefined; generation: number }>();
   readonly #slotFiles = new SlotFileCache();
+  readonly #rateLimitTables = new RateLimitTables();
+  readonly #checkBudget = new CheckBudget();
   /** Entries whose backends get no servers (see SlotBudget), with the warning of each. */
   #starved = new Map<IngressEntry, string>();
   /** The server-less copies of a starved entry's backends, kept while the entry lives. */
@@ -211,7 +215,7 @@ export class RoutingModelBuilder {
     const starvedChanged = served.filter((entry) => starved.has(entry) !== this.#starved.has(entry));
     this.#starved = starved;
     const resort = namesChanged || previous === undefined;
-    const backends = this.#sortedBackends(resort ? served : [...recomputedEntries.filter((entry) => !shed.has(entry)), ...starvedChanged], resort);
+    const backends = this.#checkBudget.apply(this.#rateLimitTables.apply(this.#sortedBackends(resort ? served : [...recomputedEntries.filter((entry) => !shed.has(entry)), ...starvedChanged], resort)));
     let tables: RouteTables;
     if (previous !== undefined && !routesChanged) {
       tables = tablesOf(previous);

@@ -184,6 +184,10 @@ export interface Backend {
   readonly servers: readonly Server[];
   /** Set only for an HTTPRoute backend (`gw_…`): the filters of its rule. */
   readonly gateway?: GatewayFilters | undefined;
+  /** Entries of its rate-limit stick-table, when below the default (rate-limit-tables.ts). */
+  readonly rateLimitTableSize?: number | undefined;
+  /** Milliseconds between checks when options.checkInterval is below the shared floor (check-budget.ts). */
+  readonly checkInterval?: number | undefined;
 }
 
 /** The template's backend answering 404 ("no route"). */

@@ -1,12 +1,13 @@
 // Regular expressions from annotations, checked before they become one bare word of a config
 // line that HAProxy compiles with PCRE2. A pattern must compile as a JavaScript RegExp too (the
 // two dialects share what is allowed here), hold no character HAProxy's line parser reads
-// specially (space, quotes, '#', escapes it rewrites), and have no nested unbounded repetition
-// such as `(a+)+`, whose backtracking one request could make cost seconds of CPU. Where the two
+// specially (space, quotes, '#', escapes it rewrites), and have none of the shapes whose
+// backtracking one request could make cost seconds of CPU (regex-cost.ts). Where the two
 // dialects part (a range to a class escape, a back-reference past the last group, POSIX classes,
 // quantifiers over PCRE2's 65535), the pattern is refused here; and last, HAProxy's own PCRE2
 // compiles it (pcre-engine.ts), so the validator is never weaker than HAProxy.
 import { pcreProblems } from './pcre-engine.js';
+import { backtrackingProblem } from './regex-cost.js';
 import { bad, ok, type Parsed } from './values.js';
 
 export const MAX_REGEX = 512;
@@ -41,7 +42,8 @@ export function parseRegex(pattern: string): Parsed<{ readonly pattern: string; 
   } catch (error) {
     return bad(`is not a valid regular expression (${error instanceof Error ? error.message.replace(/^Invalid regular expression: /, '') : String(error)})`);
   }
-  if (nestedRepetition(pattern)) return bad('repeats a group that itself repeats without bound (like (a+)+), which can backtrack for seconds on one request');
+  const backtracking = backtrackingProblem(pattern);
+  if (backtracking !== null) return bad(backtracking);
   const groups = (new RegExp(`${compiled.source}|`).exec('') as RegExpExecArray).length - 1;
   const divergence = dialectProblem(pattern, groups);
   if (divergence !== null) return bad(divergence);
@@ -116,41 +118,4 @@ export function wordProblem(word: string): string | null {
   if (refused !== null) return `contains ${JSON.stringify(refused[0])}, which is not allowed (spaces, quotes, '#', control and non-ASCII characters would change the config line)`;
   if (['if', 'unless', '{', '}', '!', '||'].includes(word)) return `is ${JSON.stringify(word)}, a word HAProxy reads as part of a condition`;
   return null;
-}
-
-/** Whether a group that contains an unbounded quantifier is itself repeated (star height above one). */
-function nestedRepetition(pattern: string): boolean {
-  const stack: boolean[] = [];
-  let inClass = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === '\\') {
-      i++;
-      continue;
-    }
-    if (inClass) {
-      if (c === ']') inClass = false;
-      continue;
-    }
-    if (c === '[') {
-      inClass = true;
-    } else if (c === '(') {
-      stack.push(false);
-    } else if (c === ')') {
-      const repeatsInside = stack.pop() ?? false;
-      const repeated = unbounded(pattern, i + 1);
-      if (repeatsInside && repeated) return true;
-      if (stack.length > 0 && (repeatsInside || repeated)) stack[stack.length - 1] = true;
-    } else if (stack.length > 0 && unbounded(pattern, i)) {
-      stack[stack.length - 1] = true;
-    }
-  }
-  return false;
-}
-
-/** Whether the quantifier at `at` (if any) repeats without bound: `*`, `+` or `{n,}`. */
-function unbounded(pattern: string, at: number): boolean {
-  const c = pattern[at];
-  if (c === '*' || c === '+') return true;
-  return c === '{' && /^\{\d+,\}/.test(pattern.slice(at));
 }

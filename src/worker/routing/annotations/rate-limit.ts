@@ -2,7 +2,8 @@
 // source address may send `requests` requests per `period` to the Ingress; past that HAProxy
 // answers with the status code (403 by default, as the HAProxy Ingress Controller does). The
 // backend gets a stick-table of its own (100k addresses, the IC's default rate-limit-size), so
-// tenants never share counters.
+// tenants never share counters; past 10 such backends, they share 1,000,000 entries out
+// (rate-limit-tables.ts).
 import { parseDenyStatus, parseInteger, parseTime, type Parsed } from './values.js';
 
 export const DEFAULT_RATE_LIMIT_PERIOD_MS = 1000;

@@ -1,0 +1,60 @@
+// The memory HAProxy may give rate limiting, shared by every rate-limited backend. Each such
+// backend has a stick-table of its own (one entry per client address, about 200 bytes each on
+// HAProxy 2.6: 100,000 entries took 20 MB), and its entries are made by clients: one client
+// with many addresses (an IPv6 /64) fills every table a tenant creates. So the tables of all
+// backends together hold at most RATE_LIMIT_ENTRIES entries: with more than 10 rate-limited
+// backends, each table gets an equal share (a halving step of 100,000, so a share changes
+// seldom, and never under MIN_TABLE_SIZE). A full table drops its oldest entries, as HAProxy does.
+import type { Backend } from './model.js';
+
+/** Entries of all rate-limit tables together (about 200 MB). */
+export const RATE_LIMIT_ENTRIES = 1_000_000;
+/** Entries of one table when few backends are rate-limited (the template's default). */
+export const MAX_TABLE_SIZE = 100_000;
+/** The smallest share a table gets, however many backends are rate-limited. */
+export const MIN_TABLE_SIZE = 100;
+
+/** Entries of each table when `count` backends are rate-limited: MAX_TABLE_SIZE halved until the tables fit in `total`. */
+export function tableSize(count: number, total = RATE_LIMIT_ENTRIES): number {
+  let size = MAX_TABLE_SIZE;
+  while (size * count > total && size > MIN_TABLE_SIZE) size = Math.max(MIN_TABLE_SIZE, Math.floor(size / 2));
+  return size;
+}
+
+/**
+ * Gives the rate-limited backends of a model their table size (`Backend.rateLimitTableSize`, set
+ * only below MAX_TABLE_SIZE). Each backend keeps one copy per size, and an unchanged list comes
+ * back as the previous array, so unchanged backends keep their identity (and their memo blocks).
+ */
+export class RateLimitTables {
+  readonly #copies = new WeakMap<Backend, Backend>();
+  #last: readonly Backend[] | undefined;
+
+  apply(backends: readonly Backend[]): readonly Backend[] {
+    let count = 0;
+    for (const backend of backends) if (backend.ingressOptions.rateLimit !== undefined) count++;
+    const size = tableSize(count);
+    let changed = false;
+    const sized = backends.map((backend) => {
+      const wanted = backend.ingressOptions.rateLimit === undefined || size === MAX_TABLE_SIZE ? undefined : size;
+      const own = backend.rateLimitTableSize === wanted ? backend : this.#sizedCopy(backend, wanted);
+      if (own !== backend) changed = true;
+      return own;
+    });
+    const result = changed ? sized : backends;
+    const last = this.#last;
+    if (last !== undefined && last.length === result.length && result.every((b, i) => b === last[i])) return last;
+    this.#last = result;
+    return result;
+  }
+
+  #sizedCopy(backend: Backend, size: number | undefined): Backend {
+    const cached = this.#copies.get(backend);
+    if (cached !== undefined && cached.rateLimitTableSize === size) return cached;
+    const copy: Backend = { ...backend, rateLimitTableSize: size };
+    if (size === undefined) delete (copy as { rateLimitTableSize?: number }).rateLimitTableSize;
+    Object.freeze(copy);
+    this.#copies.set(backend, copy);
+    return copy;
+  }
+}
