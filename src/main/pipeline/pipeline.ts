@@ -3,6 +3,7 @@
 // failures surface as PipelineError carrying the phase that failed, read structurally.
 import { randomUUID } from 'node:crypto';
 import type { AuxiliaryFiles, OriginIndex, PipelineMode, Rejection, RenderBaseline, RenderExclusions, RenderOutcome, RenderTimings } from '../../worker/protocol.js';
+import { withSections } from '../../worker/render/renderer.js';
 import { PipelineError } from '../core/errors.js';
 import type { StoreProvider } from '../stores/store-provider.js';
 
@@ -64,6 +65,7 @@ export function toPipelineResult(outcome: RenderOutcome, renderId: string = rand
     timings: outcome.timings,
     warnings: outcome.warnings,
     rejections: outcome.rejections,
-    ...(outcome.origins === undefined ? {} : { origins: outcome.origins }),
+    // A worker's index crosses threads without its sections: they are computed here on first read.
+    ...(outcome.origins === undefined ? {} : { origins: withSections(outcome.origins, outcome.haproxyConfig) }),
   };
 }

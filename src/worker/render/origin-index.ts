@@ -2,10 +2,17 @@
 // sections as line ranges (one entry per section, never per line), each backend (and the userlist
 // named after it) tied to the Ingress the routing model built it for, and the backend names that
 // map and file entries refer to. The render gate maps HAProxy's `[file:line]` back to an object
-// with it; the same ranges are the config's sections keyed by origin. Cost: one scan for the
-// lines that open a section, and one map of the model's backends.
+// with it; the same ranges are the config's sections keyed by origin.
+//
+// Cost: the sections are needed only when HAProxy refuses a render, so they are computed on first
+// read (one scan for the lines that open a section) and never cross threads: `sections` is a
+// non-enumerable getter, which a structured clone leaves out, and `withSections` puts it back on
+// the receiving side. The objects and names are kept by an OriginIndexer between renders: an
+// Ingress object, a backend object (the model keeps both while their content is unchanged) and a
+// whole list of names are reused, so a render after a small change costs identity checks over
+// the model's backends, and no text is built for the objects that did not change.
 import type { KubeObject, OriginIndex, OriginObject, OriginSection } from '../protocol.js';
-import type { RoutingModel } from '../routing/model.js';
+import type { Backend, RoutingModel } from '../routing/model.js';
 import type { StoreReader } from '../routing/model-source.js';
 import { objectVersion } from '../store/render-exclusions.js';
 
@@ -27,27 +34,136 @@ export interface OriginInputs {
   readonly ingressStore: string;
 }
 
+/** A cold origin index (no state kept): what OriginIndexer.build gives as well. */
 export function buildOriginIndex(inputs: OriginInputs): OriginIndex {
-  const objects: OriginObject[] = [];
-  const names: Record<string, number> = Object.create(null) as Record<string, number>;
-  if (inputs.routing !== undefined && inputs.routing.backends.length > 0) {
-    const ingresses = new Map<string, KubeObject>();
-    for (const ingress of inputs.reader.list(inputs.ingressStore)) ingresses.set(`${ingress.metadata.namespace ?? ''}/${ingress.metadata.name}`, ingress);
+  return new OriginIndexer().build(inputs);
+}
+
+/** The objects and names of the previous build, reused while they are the same. */
+interface PreviousBuild {
+  readonly backends: readonly Backend[];
+  /** The object index of each backend of `backends`. */
+  readonly indices: Int32Array;
+  readonly objects: readonly OriginObject[];
+  readonly names: Readonly<Record<string, number>>;
+}
+
+/**
+ * Builds origin indexes render after render (one per engine), reusing what the previous render
+ * built where the model's objects are the same. The result is always what a cold build gives.
+ */
+export class OriginIndexer {
+  /** `namespace/name` of each Ingress object seen, and its OriginObject (version included). */
+  readonly #ingressOrigins = new WeakMap<KubeObject, OriginObject>();
+  /** The Ingresses of the latest build, by `namespace/name`, and the list it came from. */
+  #ingresses = new Map<string, KubeObject>();
+  #ingressList: readonly KubeObject[] = [];
+  /** `namespace/ingress` of each backend object. */
+  readonly #backendKeys = new WeakMap<Backend, string>();
+  #previous: PreviousBuild | undefined;
+
+  build(inputs: OriginInputs): OriginIndex {
+    const backends = inputs.routing?.backends ?? [];
+    if (backends.length === 0) {
+      this.#previous = undefined;
+      return withSections({ objects: [], names: Object.create(null) as Record<string, number> }, inputs.config);
+    }
+    const ingresses = this.#ingressesOf(inputs.reader.list(inputs.ingressStore));
+    const objects: OriginObject[] = [];
+    const indices = new Int32Array(backends.length);
     const byIngress = new Map<string, number>();
-    for (const backend of inputs.routing.backends) {
-      const key = `${backend.namespace}/${backend.ingress}`;
+    const previous = this.#previous;
+    let sameObjects = previous !== undefined && previous.backends.length === backends.length;
+    let sameNames = sameObjects;
+    for (let b = 0; b < backends.length; b++) {
+      const backend = backends[b] as Backend;
+      let key = this.#backendKeys.get(backend);
+      if (key === undefined) {
+        key = `${backend.namespace}/${backend.ingress}`;
+        this.#backendKeys.set(backend, key);
+      }
       let index = byIngress.get(key);
       if (index === undefined) {
-        const object = ingresses.get(key);
         index = objects.length;
-        objects.push({ kind: 'Ingress', namespace: backend.namespace, name: backend.ingress, version: object === undefined ? '' : objectVersion(object) });
+        const origin = this.#originOf(ingresses.get(key), backend);
+        if (sameObjects && (previous as PreviousBuild).objects[index] !== origin) sameObjects = false;
+        objects.push(origin);
         byIngress.set(key, index);
       }
-      names[backend.name] = index;
-      names[`${backend.name}${USERLIST_SUFFIX}`] = index;
+      indices[b] = index;
+      if (sameNames) {
+        const before = (previous as PreviousBuild).backends[b] as Backend;
+        if ((previous as PreviousBuild).indices[b] !== index || (before !== backend && before.name !== backend.name)) sameNames = false;
+      }
     }
+    if (sameObjects && (previous as PreviousBuild).objects.length !== objects.length) sameObjects = false;
+    const keptObjects = sameObjects ? (previous as PreviousBuild).objects : objects;
+    let names: Readonly<Record<string, number>>;
+    if (sameNames && previous !== undefined) {
+      names = previous.names;
+    } else {
+      const built = Object.create(null) as Record<string, number>;
+      for (let b = 0; b < backends.length; b++) {
+        const name = (backends[b] as Backend).name;
+        built[name] = indices[b] as number;
+        built[`${name}${USERLIST_SUFFIX}`] = indices[b] as number;
+      }
+      names = built;
+    }
+    this.#previous = { backends, indices, objects: keptObjects, names };
+    return withSections({ objects: keptObjects, names }, inputs.config);
   }
-  return { objects, sections: configSections(inputs.config, names), names };
+
+  /** The Ingresses of `list` by `namespace/name`, updated in place where the list changed. */
+  #ingressesOf(list: readonly KubeObject[]): ReadonlyMap<string, KubeObject> {
+    const before = this.#ingressList;
+    if (list !== before) {
+      const keyOf = (object: KubeObject): string => `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+      if (list.length !== before.length) {
+        this.#ingresses = new Map();
+        for (const ingress of list) this.#ingresses.set(keyOf(ingress), ingress);
+      } else {
+        const changed: KubeObject[] = [];
+        for (let i = 0; i < list.length; i++) {
+          const old = before[i] as KubeObject;
+          const now = list[i] as KubeObject;
+          if (old === now) continue;
+          const key = keyOf(old);
+          if (this.#ingresses.get(key) === old) this.#ingresses.delete(key);
+          changed.push(now);
+        }
+        for (const ingress of changed) this.#ingresses.set(keyOf(ingress), ingress);
+      }
+      this.#ingressList = list;
+    }
+    return this.#ingresses;
+  }
+
+  #originOf(ingress: KubeObject | undefined, backend: Backend): OriginObject {
+    if (ingress === undefined) return { kind: 'Ingress', namespace: backend.namespace, name: backend.ingress, version: '' };
+    let origin = this.#ingressOrigins.get(ingress);
+    if (origin === undefined || origin.namespace !== backend.namespace || origin.name !== backend.ingress) {
+      origin = { kind: 'Ingress', namespace: backend.namespace, name: backend.ingress, version: objectVersion(ingress) };
+      this.#ingressOrigins.set(ingress, origin);
+    }
+    return origin;
+  }
+}
+
+/**
+ * The index with `sections` computed from `config` on first read: a non-enumerable getter, so
+ * copying the index to another thread (a structured clone) carries only its objects and names.
+ * An index whose sections are present already is returned as it is.
+ */
+export function withSections(origins: Omit<OriginIndex, 'sections'> & { readonly sections?: readonly OriginSection[] }, config: string): OriginIndex {
+  if (Object.getOwnPropertyDescriptor(origins, 'sections') !== undefined) return origins as OriginIndex;
+  let sections: OriginSection[] | undefined;
+  const index = { objects: origins.objects, names: origins.names };
+  Object.defineProperty(index, 'sections', {
+    enumerable: false,
+    get: () => (sections ??= configSections(config, origins.names)),
+  });
+  return index as OriginIndex;
 }
 
 /** The config's sections, in order, each from its keyword line to the line before the next one. */
