@@ -44,6 +44,8 @@ interface PreviousBuild {
   readonly backends: readonly Backend[];
   /** The object index of each backend of `backends`. */
   readonly indices: Int32Array;
+  /** The object index of each Ingress, by `namespace/name`. */
+  readonly byIngress: ReadonlyMap<string, number>;
   readonly objects: readonly OriginObject[];
   readonly names: Readonly<Record<string, number>>;
 }
@@ -68,78 +70,108 @@ export class OriginIndexer {
       this.#previous = undefined;
       return withSections({ objects: [], names: Object.create(null) as Record<string, number> }, inputs.config);
     }
-    const ingresses = this.#ingressesOf(inputs.reader.list(inputs.ingressStore));
+    const { ingresses, changed } = this.#ingressesOf(inputs.reader.list(inputs.ingressStore));
+    const kept = this.#previous === undefined || changed === undefined ? undefined : this.#patch(this.#previous, backends, ingresses, changed);
+    const build = kept ?? this.#fullBuild(backends, ingresses);
+    this.#previous = build;
+    return withSections({ objects: build.objects, names: build.names }, inputs.config);
+  }
+
+  /**
+   * The previous build brought up to date, when the backends are the same objects in the same
+   * places but for some that belong to the same Ingress as before: only the changed Ingresses'
+   * versions and the names of changed backends are looked at. Undefined: build afresh.
+   */
+  #patch(previous: PreviousBuild, backends: readonly Backend[], ingresses: ReadonlyMap<string, KubeObject>, changed: readonly string[]): PreviousBuild | undefined {
+    if (previous.backends.length !== backends.length) return undefined;
+    let namesChanged = false;
+    let objects: OriginObject[] | undefined;
+    const replace = (index: number, origin: OriginObject): void => {
+      if (previous.objects[index] === origin) return;
+      objects ??= [...previous.objects];
+      objects[index] = origin;
+    };
+    for (let b = 0; b < backends.length; b++) {
+      const backend = backends[b] as Backend;
+      const before = previous.backends[b] as Backend;
+      if (backend === before) continue;
+      const key = this.#keyOf(backend);
+      if (key !== this.#keyOf(before)) return undefined;
+      if (backend.name !== before.name) namesChanged = true;
+      replace(previous.indices[b] as number, this.#originOf(ingresses.get(key), backend));
+    }
+    for (const key of changed) {
+      const index = previous.byIngress.get(key);
+      if (index === undefined) continue;
+      const origin = previous.objects[index] as OriginObject;
+      replace(index, this.#originOf(ingresses.get(key), { namespace: origin.namespace, ingress: origin.name }));
+    }
+    const names = namesChanged ? namesOf(backends, previous.indices) : previous.names;
+    return { ...previous, backends, objects: objects ?? previous.objects, names };
+  }
+
+  #fullBuild(backends: readonly Backend[], ingresses: ReadonlyMap<string, KubeObject>): PreviousBuild {
     const objects: OriginObject[] = [];
     const indices = new Int32Array(backends.length);
     const byIngress = new Map<string, number>();
-    const previous = this.#previous;
-    let sameObjects = previous !== undefined && previous.backends.length === backends.length;
-    let sameNames = sameObjects;
     for (let b = 0; b < backends.length; b++) {
       const backend = backends[b] as Backend;
-      let key = this.#backendKeys.get(backend);
-      if (key === undefined) {
-        key = `${backend.namespace}/${backend.ingress}`;
-        this.#backendKeys.set(backend, key);
-      }
+      const key = this.#keyOf(backend);
       let index = byIngress.get(key);
       if (index === undefined) {
         index = objects.length;
-        const origin = this.#originOf(ingresses.get(key), backend);
-        if (sameObjects && (previous as PreviousBuild).objects[index] !== origin) sameObjects = false;
-        objects.push(origin);
+        objects.push(this.#originOf(ingresses.get(key), backend));
         byIngress.set(key, index);
       }
       indices[b] = index;
-      if (sameNames) {
-        const before = (previous as PreviousBuild).backends[b] as Backend;
-        if ((previous as PreviousBuild).indices[b] !== index || (before !== backend && before.name !== backend.name)) sameNames = false;
-      }
     }
-    if (sameObjects && (previous as PreviousBuild).objects.length !== objects.length) sameObjects = false;
-    const keptObjects = sameObjects ? (previous as PreviousBuild).objects : objects;
-    let names: Readonly<Record<string, number>>;
-    if (sameNames && previous !== undefined) {
-      names = previous.names;
-    } else {
-      const built = Object.create(null) as Record<string, number>;
-      for (let b = 0; b < backends.length; b++) {
-        const name = (backends[b] as Backend).name;
-        built[name] = indices[b] as number;
-        built[`${name}${USERLIST_SUFFIX}`] = indices[b] as number;
-      }
-      names = built;
-    }
-    this.#previous = { backends, indices, objects: keptObjects, names };
-    return withSections({ objects: keptObjects, names }, inputs.config);
+    return { backends, indices, byIngress, objects, names: namesOf(backends, indices) };
   }
 
-  /** The Ingresses of `list` by `namespace/name`, updated in place where the list changed. */
-  #ingressesOf(list: readonly KubeObject[]): ReadonlyMap<string, KubeObject> {
+  #keyOf(backend: Backend): string {
+    let key = this.#backendKeys.get(backend);
+    if (key === undefined) {
+      key = `${backend.namespace}/${backend.ingress}`;
+      this.#backendKeys.set(backend, key);
+    }
+    return key;
+  }
+
+  /**
+   * The Ingresses of `list` by `namespace/name`, updated in place where the list changed, and the
+   * keys whose object changed (undefined: the list changed length, everything may have moved).
+   */
+  #ingressesOf(list: readonly KubeObject[]): { ingresses: ReadonlyMap<string, KubeObject>; changed: readonly string[] | undefined } {
     const before = this.#ingressList;
-    if (list !== before) {
-      const keyOf = (object: KubeObject): string => `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
-      if (list.length !== before.length) {
-        this.#ingresses = new Map();
-        for (const ingress of list) this.#ingresses.set(keyOf(ingress), ingress);
-      } else {
-        const changed: KubeObject[] = [];
-        for (let i = 0; i < list.length; i++) {
-          const old = before[i] as KubeObject;
-          const now = list[i] as KubeObject;
-          if (old === now) continue;
-          const key = keyOf(old);
-          if (this.#ingresses.get(key) === old) this.#ingresses.delete(key);
-          changed.push(now);
-        }
-        for (const ingress of changed) this.#ingresses.set(keyOf(ingress), ingress);
-      }
-      this.#ingressList = list;
+    this.#ingressList = list;
+    const keyOf = (object: KubeObject): string => `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+    if (list.length !== before.length) {
+      this.#ingresses = new Map();
+      for (const ingress of list) this.#ingresses.set(keyOf(ingress), ingress);
+      return { ingresses: this.#ingresses, changed: undefined };
     }
-    return this.#ingresses;
+    const changed: string[] = [];
+    if (list !== before) {
+      const added: KubeObject[] = [];
+      for (let i = 0; i < list.length; i++) {
+        const old = before[i] as KubeObject;
+        const now = list[i] as KubeObject;
+        if (old === now) continue;
+        const key = keyOf(old);
+        if (this.#ingresses.get(key) === old) this.#ingresses.delete(key);
+        changed.push(key);
+        added.push(now);
+      }
+      for (const ingress of added) {
+        const key = keyOf(ingress);
+        this.#ingresses.set(key, ingress);
+        changed.push(key);
+      }
+    }
+    return { ingresses: this.#ingresses, changed };
   }
 
-  #originOf(ingress: KubeObject | undefined, backend: Backend): OriginObject {
+  #originOf(ingress: KubeObject | undefined, backend: Pick<Backend, 'namespace' | 'ingress'>): OriginObject {
     if (ingress === undefined) return { kind: 'Ingress', namespace: backend.namespace, name: backend.ingress, version: '' };
     let origin = this.#ingressOrigins.get(ingress);
     if (origin === undefined || origin.namespace !== backend.namespace || origin.name !== backend.ingress) {
@@ -148,6 +180,17 @@ export class OriginIndexer {
     }
     return origin;
   }
+}
+
+/** Each backend's name and its userlist's, to the backend's object index. */
+function namesOf(backends: readonly Backend[], indices: Int32Array): Record<string, number> {
+  const names = Object.create(null) as Record<string, number>;
+  for (let b = 0; b < backends.length; b++) {
+    const name = (backends[b] as Backend).name;
+    names[name] = indices[b] as number;
+    names[`${name}${USERLIST_SUFFIX}`] = indices[b] as number;
+  }
+  return names;
 }
 
 /**
