@@ -48,7 +48,14 @@ function apply(message: CheckRequest): { config: string; aux: AuxiliaryFiles } {
     config = config.slice(0, start) + text + config.slice(endBefore);
   }
   for (const id of message.removed) files.delete(id);
-  for (const [id, text] of Object.entries(message.files)) files.set(id, text);
+  for (const [id, change] of Object.entries(message.files)) {
+    if ('full' in change) {
+      files.set(id, change.full);
+    } else {
+      const before = files.get(id) ?? '';
+      files.set(id, before.slice(0, change.window.start) + change.window.text + before.slice(change.window.endBefore));
+    }
+  }
   const aux: Record<string, Record<string, string>> = { maps: {}, files: {}, certificates: {} };
   for (const [id, text] of files) {
     const cut = id.indexOf('/');

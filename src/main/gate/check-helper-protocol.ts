@@ -10,8 +10,8 @@ export interface CheckRequest {
   readonly id: number;
   /** The whole config (the first check of a process), or its changed window. */
   readonly config: { readonly full: string } | { readonly window: ConfigWindow };
-  /** Changed and new files by `<kind>/<name>`. */
-  readonly files: Readonly<Record<FileId, string>>;
+  /** Changed and new files by `<kind>/<name>`: a new file whole, a changed one as its changed window. */
+  readonly files: Readonly<Record<FileId, { readonly full: string } | { readonly window: ConfigWindow }>>;
   readonly removed: readonly FileId[];
   readonly directories: OutputPaths;
   readonly binary?: string;

@@ -2,11 +2,12 @@
 // (check-helper-process.ts, forked on the first check and again after it exits). The controller's
 // big process never forks HAProxy itself, and for each render it sends only what changed since
 // the render it sent before: the config's changed window (found by native comparisons of large
-// slices, changedWindow) and the changed files. The helper writes the private copy, runs the check
+// slices, changedWindow) and the changed part of each changed file (textWindow). The helper writes the private copy, runs the check
 // when the structure changed, and answers. While no check is pending the helper does not keep
 // the controller's event loop alive.
 import { fork, type ChildProcess } from 'node:child_process';
 import { changedWindow } from '../deploy/config-index.js';
+import { textWindow } from './text-window.js';
 import type { AuxiliaryFiles } from '../../worker/protocol.js';
 import type { CheckReply, CheckRequest } from './check-helper-protocol.js';
 import type { HaproxyRenderCheckerOptions, HaproxyVerdict, RenderChecker } from './render-checker.js';
@@ -95,13 +96,20 @@ export class CheckHelper {
 
   #request(id: number, render: { readonly haproxyConfig: string; readonly auxiliaryFiles: AuxiliaryFiles }): CheckRequest {
     const sent = this.#sent;
-    const files: Record<string, string> = {};
+    const files: Record<string, CheckRequest['files'][string]> = {};
     const now = new Map<string, string>();
     for (const kind of KINDS) {
       for (const [name, text] of Object.entries(render.auxiliaryFiles[kind])) {
         const id = `${kind}/${name}`;
         now.set(id, text);
-        if (sent?.files.get(id) !== text) files[id] = text;
+        const before = sent?.files.get(id);
+        if (before === text) continue;
+        if (before === undefined) {
+          files[id] = { full: text };
+        } else {
+          const window = textWindow(before, text);
+          files[id] = { window: { start: window.start, endBefore: window.endA, text: text.slice(window.start, window.endB) } };
+        }
       }
     }
     const removed = sent === undefined ? [] : [...sent.files.keys()].filter((id) => !now.has(id));
