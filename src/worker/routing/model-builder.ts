@@ -11,7 +11,8 @@ import type { Backend, Certificate, ModelOptions, RouteTables, RoutingModel } fr
 import type { ModelSource } from './model-source.js';
 import { lookupKey, objectDepKey } from './recorded-reads.js';
 import { RouteIndex, tablesOf } from './route-index.js';
-import { parseSlotFile, SERVER_SLOTS_FILE, slotLine } from './server-slots.js';
+import { parseSlotFile, SERVER_SLOTS_FILE } from './server-slots.js';
+import { SlotFile } from './slot-file.js';
 import { SlotBudget } from './slot-budget.js';
 
 /**
@@ -56,8 +57,8 @@ export class RoutingModelBuilder {
   readonly #dependents = new Map<string, string | Set<string>>();
   /** The stores seen by the last build and their generations then. */
   readonly #stores = new Map<string, { store: IndexedStore | undefined; generation: number }>();
-  /** Slot-file line of each backend object. */
-  readonly #slotText = new WeakMap<Backend, string>();
+  /** server-slots.txt, updated per changed backend. */
+  readonly #slotFile = new SlotFile();
   /** Entries whose backends get no servers (see SlotBudget), with the warning of each. */
   #starved = new Map<IngressEntry, string>();
   /** The server-less copies of a starved entry's backends, kept while the entry lives. */
@@ -209,7 +210,7 @@ export class RoutingModelBuilder {
       defaultBackend,
       resolvers: sameBackends ? previous.resolvers : backends.some((b) => b.dns),
       loopGuardToken: this.#options.loopGuardToken,
-      serverSlotsFile: sameBackends ? previous.serverSlotsFile : this.#slotFile(backends),
+      serverSlotsFile: sameBackends ? previous.serverSlotsFile : this.#slotFile.text(backends),
     };
     this.#last = model;
     return model;
@@ -327,21 +328,5 @@ export class RoutingModelBuilder {
       this.#parsedSlotText = text;
     }
     return this.#parsedSlots;
-  }
-
-  #slotFile(backends: readonly Backend[]): string {
-    // Joined in one go: a flat string, where appending piece by piece would leave a rope that
-    // every later reader (the checksum, the copy to the main thread) has to walk.
-    const parts = new Array<string>(backends.length);
-    for (let b = 0; b < backends.length; b++) {
-      const backend = backends[b] as Backend;
-      let line = this.#slotText.get(backend);
-      if (line === undefined) {
-        line = slotLine(backend.name, backend.servers.map((server) => (server.enabled ? server.address : '')));
-        this.#slotText.set(backend, line);
-      }
-      parts[b] = line;
-    }
-    return parts.join('');
   }
 }
