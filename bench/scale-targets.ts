@@ -19,7 +19,7 @@ function rowOf(rows: readonly Row[], n: number): Row | undefined {
 
 function target(name: string, limit: number, measured: number | undefined, unit = '×'): Target {
   const value = measured === undefined || !Number.isFinite(measured) ? null : round(measured);
-  return { target: name, limit: `≤ ${limit}${unit === '×' ? '×' : ` ${unit}`}`, measured: value, met: value === null ? null : value <= limit };
+  return { target: name, limit: `≤ ${limit}${unit === '×' || unit === '' ? unit : ` ${unit}`}`, measured: value, met: value === null ? null : value <= limit };
 }
 
 export function scaleTargets(rows: readonly Row[]): Target[] {
