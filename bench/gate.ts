@@ -3,7 +3,8 @@
 // writes the private copy and forks `haproxy -c` itself, haproxyRenderChecker) against the helper
 // process (CheckHelper: the controller sends the changes, the helper checks only renders whose
 // structure changed). "Main-thread active" is the event loop's active time while the check runs
-// (performance.eventLoopUtilization), which includes the blocking fork and every write callback.
+// (performance.eventLoopUtilization), which includes the blocking fork and every write callback,
+// and the helper's synchronous part alone.
 // Also reports haproxy -c per MiB of config. Sizes default to 1,000 and 10,000.
 // Writes bench/results/gate.json.
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -22,13 +23,15 @@ const DIRECTORIES = { mapsDir: '/etc/haproxy/maps', filesDir: '/etc/haproxy/file
 const never = new AbortController().signal;
 
 /** Main-thread active and wall milliseconds of one check. */
-async function timed(checker: RenderChecker, render: CheckableRender): Promise<{ activeMs: number; wallMs: number; ok: boolean }> {
+async function timed(checker: RenderChecker, render: CheckableRender): Promise<{ activeMs: number; wallMs: number; syncMs: number; ok: boolean }> {
   const before = performance.eventLoopUtilization();
   const start = performance.now();
-  const verdict = await checker(render, never);
+  const pending = checker(render, never);
+  const syncMs = performance.now() - start;
+  const verdict = await pending;
   const wallMs = performance.now() - start;
   const elu = performance.eventLoopUtilization(before);
-  return { activeMs: elu.active, wallMs, ok: verdict.ok };
+  return { activeMs: elu.active, wallMs, syncMs, ok: verdict.ok };
 }
 
 const set = await loadTemplateSet(undefined, { ...SYNTHETIC_CLUSTER_VALUES, ...DIRECTORIES });
@@ -47,6 +50,7 @@ for (const n of N) {
     const directWall: number[] = [];
     const helperActive: number[] = [];
     const helperWall: number[] = [];
+    const helperSync: number[] = [];
     let allOk = first.ok;
     for (let i = 0; i < SAMPLES; i++) {
       changer.change();
@@ -60,6 +64,7 @@ for (const n of N) {
       directWall.push(a.wallMs);
       helperActive.push(b.activeMs);
       helperWall.push(b.wallMs);
+      helperSync.push(b.syncMs);
     }
     const configMiB = Buffer.byteLength(result.haproxyConfig) / 1024 / 1024;
     const row: Row = {
@@ -68,6 +73,9 @@ for (const n of N) {
       directMainThreadMs: sig(median(directActive)),
       helperMainThreadMs: sig(median(helperActive)),
       mainThreadRatio: sig(median(helperActive) / median(directActive)),
+      // The helper's own synchronous part (finding the changes, serializing them); the rest of its
+      // main-thread time is the event loop's other work meanwhile (a GC of the bench's inline render included).
+      helperSyncMs: sig(median(helperSync)),
       directWallMs: sig(median(directWall)),
       helperWallMs: sig(median(helperWall)),
       haproxyCheckMsPerMiB: sig(median(directWall) / configMiB),
