@@ -2,7 +2,10 @@
 // one-thread PoolPipeline, the cold render (first render in a fresh worker), the incremental
 // render after one Ingress changed and after one EndpointSlice changed (render and validation),
 // the main thread's dispatch cost for that change, rendered size and the worker's heap. Writes bench/results/scale.json and bench/results/scale.svg.
-// Sizes default to 100, 1,000, 10,000 and 50,000; pass others as arguments.
+// Sizes default to 100, 1,000, 10,000 and 50,000; pass others as arguments (100000 included: the
+// descriptor limit grows with N so that every Ingress gets its servers, and the report says so in
+// servesEveryIngress and each row's ingressesWithoutServers). The report states the targets of
+// the scaling issue as ratios of this one run, each with `met` (scale-targets.ts).
 import { writeFile, mkdir } from 'node:fs/promises';
 import { silentLogger } from '../src/main/core/logger.js';
 import { Engine } from '../src/main/engine.js';
@@ -11,6 +14,7 @@ import { loadTemplateSet } from '../src/main/template-set/template-set.js';
 import { SYNTHETIC_CLUSTER_VALUES } from '../src/main/sources/synthetic/synthetic-cluster.js';
 import { benchCommand, sizeArgument } from './bench-command.js';
 import { environment, median, OneObjectChanger, populatedStores, printTable, sig, type Row } from './lib.js';
+import { scaleTargets } from './scale-targets.js';
 
 const INCREMENTAL_SAMPLES = 9;
 const DEFAULT_SCALE_SIZES = [100, 1_000, 10_000, 50_000];
@@ -20,9 +24,10 @@ const command = benchCommand('bench:scale', 'scaling curve: cold and incremental
 const N = (command.processedArgs[0] as number[] | undefined) ?? DEFAULT_SCALE_SIZES;
 const never = new AbortController().signal;
 
-const set = await loadTemplateSet(undefined, SYNTHETIC_CLUSTER_VALUES);
 const rows: Row[] = [];
 for (const n of N) {
+  const values = descriptorValues(n);
+  const set = await loadTemplateSet(undefined, values);
   const { stores, cluster } = populatedStores(set, n);
   // The engine's pool, driven directly: this measures the pipeline, not the bus around it.
   const engine = await Engine.create({ templateSet: set, stores, threads: 1, renderTimeoutMs: 600_000, logger: silentLogger() });
@@ -65,6 +70,9 @@ for (const n of N) {
       sliceChangeOverCold: sig(slice.total / cold.timings.totalMs),
       dispatchMs: sig(median([ingress.dispatch, slice.dispatch])),
       configKiB: sig(Buffer.byteLength(cold.haproxyConfig) / 1024),
+      fdHardLimit: Number(values.fdHardLimit),
+      // Ingresses the slot budget left without servers: 0 means the bench serves every Ingress.
+      ingressesWithoutServers: cold.warnings.filter((w) => w.includes('its backends get no servers')).length,
       workerHeapMiB: sig((status?.heapUsedBytes ?? 0) / 1024 / 1024),
     };
     rows.push(row);
@@ -75,19 +83,24 @@ for (const n of N) {
 }
 
 printTable(`scaling curve (PoolPipeline, 1 worker; 1 changed Ingress / EndpointSlice per render, median of ${INCREMENTAL_SAMPLES})`, rows);
-// The target: a render after 1 changed Ingress costs at most 1/10 of a cold render of the same store.
-const targets = rows
-  .filter((r) => Number(r.ingresses) >= 10_000)
-  .map((r) => ({
-    target: `incremental render (1 Ingress changed) / cold render, N=${r.ingresses}`,
-    limit: '≤ 0.1',
-    measured: r.ingressChangeOverCold,
-    met: Number(r.ingressChangeOverCold) <= 0.1,
-  }));
+// The issue's targets, each a ratio or figure of this one run, and the older target (1 changed
+// Ingress at most 1/10 of a cold render).
+const targets = [
+  ...scaleTargets(rows),
+  ...rows
+    .filter((r) => Number(r.ingresses) >= 10_000)
+    .map((r) => ({
+      target: `incremental render (1 Ingress changed) / cold render, N=${r.ingresses}`,
+      limit: '≤ 0.1',
+      measured: r.ingressChangeOverCold,
+      met: Number(r.ingressChangeOverCold) <= 0.1,
+    })),
+];
 if (targets.length > 0) printTable('targets', targets);
+const servesEveryIngress = rows.every((r) => r.ingressesWithoutServers === 0);
 const results = new URL('./results/', import.meta.url);
 await mkdir(results, { recursive: true });
-await writeFile(new URL('scale.json', results), `${JSON.stringify({ suite: 'scale', rows, targets, environment: environment() }, null, 2)}\n`);
+await writeFile(new URL('scale.json', results), `${JSON.stringify({ suite: 'scale', servesEveryIngress, rows, targets, environment: environment() }, null, 2)}\n`);
 const series = (name: string, color: string, key: string): { name: string; color: string; points: [number, number][] } => ({
   name,
   color,
@@ -109,3 +122,13 @@ await writeFile(
   }),
 );
 console.error('wrote bench/results/scale.json and bench/results/scale.svg');
+
+/**
+ * The synthetic cluster's values with a descriptor limit large enough for every Ingress's server
+ * slots (the budget is fdHardLimit / 2): at 100,000 Ingresses the default would leave about half
+ * of them without servers, and the budget's loop would distort every render.
+ */
+function descriptorValues(n: number): Record<string, unknown> {
+  const needed = 2 * 4 * 10 * n;
+  return { ...SYNTHETIC_CLUSTER_VALUES, fdHardLimit: Math.max(Number(SYNTHETIC_CLUSTER_VALUES.fdHardLimit), needed) };
+}

@@ -1,5 +1,6 @@
-// RenderGate (leader only): HAProxy's own verdict (`haproxy -c`, in a child process) on the newest
-// render, one check at a time; renders arriving meanwhile replace each other. A check past
+// RenderGate (leader only): HAProxy's own verdict (`haproxy -c`, run by a helper process that
+// checks only renders whose structure changed: check-helper.ts) on the newest render, one check at
+// a time; renders arriving meanwhile replace each other. A check past
 // `timeoutMs` is a refusal; one that cannot run at all is unknown: neither passed nor refused.
 // With `exclusions`, a refusal costs only the objects behind it: HAProxy's `[file:line]` messages
 // are traced back to objects through the render's origin index (or, when they name none, found by
@@ -17,7 +18,8 @@ import { newEvent, type ControllerEvent, type EventOf } from '../events/events.j
 import type { OutputPaths, RenderExclusions } from '../../worker/protocol.js';
 import type { ObjectExclusions } from './object-exclusions.js';
 import { resolveRefusal, type GateRender } from './refusal-resolver.js';
-import { haproxyRenderChecker, type HaproxyVerdict, type RenderChecker } from './render-checker.js';
+import { CheckHelper, type CheckHelperStats } from './check-helper.js';
+import type { HaproxyVerdict, RenderChecker } from './render-checker.js';
 
 /** The trigger reason of the render asked for after the gate took objects out. */
 export const GATE_REFUSAL = 'gate_refusal';
@@ -31,7 +33,10 @@ export interface RenderGateOptions {
    * rewrites them to a private copy. Needed unless `checker` is given.
    */
   readonly directories?: OutputPaths;
-  /** Replaces `haproxy -c` (tests, or a remote checker). @default haproxyRenderChecker({ directories }) */
+  /**
+   * Replaces `haproxy -c` (tests, or a remote checker). @default a CheckHelper's checker: a helper
+   * process that runs haproxy -c on each render whose structure changed (`checkHelperStats`).
+   */
   readonly checker?: RenderChecker;
   /** A check running longer is aborted and counts as a refusal. @default 30000 */
   readonly timeoutMs?: number;
@@ -74,6 +79,7 @@ export class RenderGate {
   readonly #logger: Logger;
   readonly #exclusions: ObjectExclusions | undefined;
   readonly #rerender: RenderGateOptions['rerender'];
+  readonly #helper: CheckHelper | undefined;
   #ready = deferred<void>();
   #passed = 0;
   #refused = 0;
@@ -84,7 +90,8 @@ export class RenderGate {
   constructor(options: RenderGateOptions) {
     this.#bus = options.bus;
     if (options.checker === undefined && options.directories === undefined) throw new TypeError('RenderGate needs `directories` (or a `checker`)');
-    this.#checker = options.checker ?? haproxyRenderChecker({ directories: options.directories as OutputPaths });
+    this.#helper = options.checker === undefined ? new CheckHelper({ directories: options.directories as OutputPaths }) : undefined;
+    this.#checker = options.checker ?? (this.#helper as CheckHelper).checker;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     if (!Number.isFinite(this.#timeoutMs) || this.#timeoutMs <= 0) throw new TypeError(`timeoutMs must be a positive number, got ${String(options.timeoutMs)}`);
     this.#maxMessageBytes = options.maxMessageBytes ?? 8192;
@@ -96,6 +103,11 @@ export class RenderGate {
 
   get stats(): RenderGateStats {
     return { passed: this.#passed, refused: this.#refused, unknown: this.#unknown, excluded: this.#excluded, trialChecks: this.#trialChecks };
+  }
+
+  /** The default checker's counts (checks, skipped, helper processes started); undefined with a `checker` of one's own. */
+  get checkHelperStats(): CheckHelperStats | undefined {
+    return this.#helper?.stats;
   }
 
   whenReady(): Promise<void> {
@@ -127,6 +139,8 @@ export class RenderGate {
       }
     } finally {
       queue.close();
+      // The helper process lives for one term; the next term starts another.
+      this.#helper?.close();
       this.#ready = deferred<void>();
     }
   }

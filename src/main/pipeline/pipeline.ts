@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AuxiliaryFiles, OriginIndex, PipelineMode, Rejection, RenderBaseline, RenderExclusions, RenderOutcome, RenderTimings } from '../../worker/protocol.js';
 import type { GatewayStatusReport } from '../../worker/routing/gateway-model.js';
+import { withSections } from '../../worker/render/renderer.js';
 import { PipelineError } from '../core/errors.js';
 import type { StoreProvider } from '../stores/store-provider.js';
 
@@ -71,7 +72,8 @@ export function toPipelineResult(outcome: RenderOutcome, renderId: string = rand
     timings: outcome.timings,
     warnings: outcome.warnings,
     rejections: outcome.rejections,
-    ...(outcome.origins === undefined ? {} : { origins: outcome.origins }),
+    // A worker's index crosses threads without its sections: they are computed here on first read.
+    ...(outcome.origins === undefined ? {} : { origins: withSections(outcome.origins, outcome.haproxyConfig) }),
     ...(outcome.servedIngresses === undefined ? {} : { servedIngresses: outcome.servedIngresses }),
     ...(outcome.findings === undefined ? {} : { findings: outcome.findings }),
     ...(outcome.gatewayStatus === undefined ? {} : { gatewayStatus: outcome.gatewayStatus }),

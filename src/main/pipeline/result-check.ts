@@ -52,11 +52,16 @@ function readResult(raw: unknown): CheckedPipelineResult {
   };
 }
 
-/** The origin index is the gate's map from config lines to objects: its shape is checked, its entries are read where used. */
+/**
+ * The origin index is the gate's map from config lines to objects: its shape is checked, its
+ * entries are read where used (a getter's throw is the gate's to handle, where it traces a refusal).
+ */
 function readOrigins(raw: unknown): OriginIndex {
   const origins = record(raw, 'origins');
   list(origins['objects'], 'origins.objects');
-  list(origins['sections'], 'origins.sections');
+  // Sections computed on first read (this package's executors) are left unread: only a refusal needs them.
+  const sections = Object.getOwnPropertyDescriptor(origins, 'sections');
+  if (sections === undefined || !('get' in sections)) list(origins['sections'], 'origins.sections');
   record(origins['names'], 'origins.names');
   return origins as unknown as OriginIndex;
 }

@@ -16,7 +16,7 @@ import { escapeLogText, printable } from '../store/log-text.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, MAX_SERVER_SLOTS } from '../store/value-limits.js';
 import type { AuxiliaryFiles, OriginIndex, Rejection, RenderBaseline, RenderExclusions, RenderOutcome, TemplateSetSource } from '../protocol.js';
 import { ExclusionFilter } from '../store/render-exclusions.js';
-import { buildOriginIndex } from './origin-index.js';
+import { OriginIndexer } from './origin-index.js';
 import { outputPaths, type RenderScope, type TemplateEngine } from '../templates/template-engine.js';
 import { formatIssue, IncrementalValidator, type ValidationIssue } from '../validate/validator.js';
 
@@ -43,6 +43,17 @@ interface EngineState {
   readonly validator: IncrementalValidator;
   /** The last text and digest of each output file, for the checksum. */
   readonly digests: Map<string, { text: string; digest: string }>;
+  /** The origin index's objects and names, reused where the model's objects are the same. */
+  readonly origins: OriginIndexer;
+}
+
+function stateOf(engine: TemplateEngine): EngineState {
+  let state = engineStates.get(engine);
+  if (state === undefined) {
+    state = { validator: new IncrementalValidator(), digests: new Map(), origins: new OriginIndexer() };
+    engineStates.set(engine, state);
+  }
+  return state;
 }
 
 export function renderAndValidate(engine: TemplateEngine, request: RenderRequest): RenderOutcome {
@@ -77,6 +88,7 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
   let rejections: readonly Rejection[] = [];
   let origins: OriginIndex;
   let served: readonly string[] | undefined;
+  const state = stateOf(engine);
   try {
     output = withGuardContext(context, () => {
       reader.collectRejections(set.stores.map((def) => def.name));
@@ -86,7 +98,7 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
       return rendered;
     });
     const config = output.haproxyConfig;
-    origins = withGuardContext(context, () => buildOriginIndex({ config, routing: scope.routing, reader, ingressStore: modelOptions(set.values).stores.ingresses }));
+    origins = withGuardContext(context, () => state.origins.build({ config, routing: scope.routing, reader, ingressStore: modelOptions(set.values).stores.ingresses }));
   } catch (error) {
     return { ok: false, phase: 'render', message: (error as Error).message, warnings, rejections: reader.rejections };
   }
@@ -94,11 +106,6 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
   const tooLarge = outputSizeProblem(output.haproxyConfig, output.auxiliaryFiles, set.values.maxOutputBytes);
   if (tooLarge !== null) return { ok: false, phase: 'render', message: tooLarge, warnings, rejections };
 
-  let state = engineStates.get(engine);
-  if (state === undefined) {
-    state = { validator: new IncrementalValidator(), digests: new Map() };
-    engineStates.set(engine, state);
-  }
   const { validator, digests } = state;
   const structure = validator.validateStructure(output.haproxyConfig, output.auxiliaryFiles, paths);
   warnings.push(...structure.warnings);
@@ -133,6 +140,8 @@ function findingRejection(finding: Finding, message: string): Rejection {
   const reason = message.startsWith(lead) ? message.slice(lead.length) : message;
   return Object.freeze({ kind: 'Ingress', namespace, name, scope: finding.scope, reason, code: finding.code });
 }
+
+export { withSections } from './origin-index.js';
 
 function failure(phase: 'validation' | 'auxiliary', issues: readonly ValidationIssue[], warnings: string[], rejections: readonly Rejection[]): RenderOutcome {
   const shown = issues.slice(0, MAX_REPORTED_ISSUES).map(formatIssue);

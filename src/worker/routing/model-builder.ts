@@ -20,6 +20,7 @@ import { SlotFileCache } from './slot-file-cache.js';
 import { RateLimitTables } from './rate-limit-tables.js';
 import { CheckBudget } from './check-budget.js';
 import { OutputBudget } from './output-budget.js';
+import { SlotFile } from './slot-file.js';
 import { SlotBudget } from './slot-budget.js';
 
 /**
@@ -69,6 +70,8 @@ export class RoutingModelBuilder {
   readonly #slotFiles = new SlotFileCache();
   readonly #rateLimitTables = new RateLimitTables();
   readonly #checkBudget = new CheckBudget();
+  /** server-slots.txt, updated per changed backend. */
+  readonly #slotFile = new SlotFile();
   /** Entries whose backends get no servers (see SlotBudget), with the warning of each. */
   #starved = new Map<IngressEntry, string>();
   /** The server-less copies of a starved entry's backends, kept while the entry lives. */
@@ -251,7 +254,7 @@ export class RoutingModelBuilder {
       hostFallbackLate: fallbacks.late,
       resolvers: sameBackends ? previous.resolvers : backends.some((b) => b.dns),
       loopGuardToken: this.#options.loopGuardToken,
-      serverSlotsFile: sameBackends ? previous.serverSlotsFile : this.#slotFiles.file(backends),
+      serverSlotsFile: sameBackends ? previous.serverSlotsFile : this.#slotFile.text(backends),
       gateway: EMPTY_GATEWAY_MODEL,
     };
     this.#last = model;

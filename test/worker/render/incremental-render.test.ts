@@ -105,8 +105,16 @@ function outcomeDifference(incremental: RenderOutcome, cold: RenderOutcome): str
     firstLineDifference('haproxy.cfg', a.haproxyConfig, b.haproxyConfig) ??
     filesDifference(a.auxiliaryFiles, b.auxiliaryFiles) ??
     (a.checksum === b.checksum ? undefined : `checksum: incremental ${a.checksum}, cold ${b.checksum}`) ??
-    warningsDifference(a.warnings, b.warnings)
+    warningsDifference(a.warnings, b.warnings) ??
+    originsDifference(a, b)
   );
+}
+
+/** The origin index (objects, names, sections) of an incremental render against a cold one's. */
+function originsDifference(a: Success, b: Success): string | undefined {
+  const view = (s: Success): string => JSON.stringify({ objects: s.origins?.objects, names: { ...s.origins?.names }, sections: s.origins?.sections });
+  const [ia, ib] = [view(a), view(b)];
+  return ia === ib ? undefined : firstLineDifference('origins', ia.replaceAll('},', '},\n'), ib.replaceAll('},', '},\n'));
 }
 
 /** The outcome without its timings, for deep equality. */

@@ -1,0 +1,42 @@
+// The targets of the scaling curve, each as a ratio or figure measured in one run of bench:scale,
+// with `met`. A target whose sizes the run did not include is listed with measured: null.
+import type { Row } from './lib.js';
+
+export interface Target {
+  readonly target: string;
+  readonly limit: string;
+  readonly measured: number | null;
+  readonly met: boolean | null;
+  readonly [key: string]: string | number | boolean | null;
+}
+
+const round = (value: number): number => Number(value.toPrecision(3));
+
+/** The row of size `n`, if the run had it. */
+function rowOf(rows: readonly Row[], n: number): Row | undefined {
+  return rows.find((r) => Number(r.ingresses) === n);
+}
+
+function target(name: string, limit: number, measured: number | undefined, unit = '×'): Target {
+  const value = measured === undefined || !Number.isFinite(measured) ? null : round(measured);
+  return { target: name, limit: `≤ ${limit}${unit === '×' || unit === '' ? unit : ` ${unit}`}`, measured: value, met: value === null ? null : value <= limit };
+}
+
+export function scaleTargets(rows: readonly Row[]): Target[] {
+  const small = rowOf(rows, 1_000);
+  const largest = [...rows].sort((a, b) => Number(b.ingresses) - Number(a.ingresses))[0];
+  const out: Target[] = [];
+  for (const row of rows.filter((r) => Number(r.ingresses) >= 10_000)) {
+    const n = Number(row.ingresses);
+    const ratio = (key: string): number | undefined => (small === undefined ? undefined : Number(row[key]) / Number(small[key]));
+    out.push(target(`1 Ingress changed at ${n} / the same at 1,000`, 2, ratio('ingressChangeTotalMs')));
+    out.push(target(`1 EndpointSlice changed at ${n} / the same at 1,000`, 2, ratio('sliceChangeTotalMs')));
+  }
+  if (largest !== undefined && Number(largest.ingresses) >= 10_000) {
+    out.push(target(`1 Ingress changed at ${largest.ingresses} / cold at ${largest.ingresses}`, 0.005, Number(largest.ingressChangeOverCold), ''));
+    out.push(target(`main-thread dispatch of a 1-change render at ${largest.ingresses}`, 1, Number(largest.dispatchMs), 'ms'));
+  }
+  const tenK = rowOf(rows, 10_000);
+  if (tenK !== undefined) out.push(target('cold render + validate per Ingress at 10,000, in a worker', 0.1, Number(tenK.coldTotalMs) / 10_000, 'ms'));
+  return out;
+}

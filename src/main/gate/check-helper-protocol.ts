@@ -1,0 +1,33 @@
+// Messages between the render gate and its helper process (check-helper.ts, check-helper-process.ts).
+// A check carries only what changed since the previous check sent to the same process: the
+// config's changed window and the changed files; the helper rebuilds the render from them.
+import type { HaproxyVerdict } from '../haproxy/haproxy-check.js';
+import type { OutputPaths } from '../../worker/protocol.js';
+import type { ConfigWindow, FileId } from './structure-change.js';
+
+export interface CheckRequest {
+  readonly type: 'check';
+  readonly id: number;
+  /** The whole config (the first check of a process), or its changed window. */
+  readonly config: { readonly full: string } | { readonly window: ConfigWindow };
+  /** Changed and new files by `<kind>/<name>`: a new file whole, a changed one as its changed window. */
+  readonly files: Readonly<Record<FileId, { readonly full: string } | { readonly window: ConfigWindow }>>;
+  readonly removed: readonly FileId[];
+  readonly directories: OutputPaths;
+  readonly binary?: string;
+  readonly runtimeFiles?: readonly string[];
+}
+
+export interface AbortRequest {
+  readonly type: 'abort';
+  readonly id: number;
+}
+
+export type HelperRequest = CheckRequest | AbortRequest;
+
+export interface CheckReply {
+  readonly id: number;
+  readonly verdict: HaproxyVerdict;
+  /** True when `haproxy -c` was not run: only runtime state changed since a render it passed. */
+  readonly skipped: boolean;
+}

@@ -1,0 +1,183 @@
+// CheckHelper: the render gate's `haproxy -c`, run by a small long-lived helper process
+// (check-helper-process.ts, forked on the first check and again after it exits). The controller's
+// big process never forks HAProxy itself, and for each render it sends only what changed since
+// the render it sent before: the config's changed window (found by native comparisons of large
+// slices, changedWindow) and the changed part of each changed file (textWindow). The helper writes the private copy, runs the check
+// when the structure changed, and answers. While no check is pending the helper does not keep
+// the controller's event loop alive.
+import { fork, type ChildProcess } from 'node:child_process';
+import { changedWindow } from '../deploy/config-index.js';
+import { textWindow } from './text-window.js';
+import type { AuxiliaryFiles } from '../../worker/protocol.js';
+import type { CheckReply, CheckRequest } from './check-helper-protocol.js';
+import type { HaproxyRenderCheckerOptions, HaproxyVerdict, RenderChecker } from './render-checker.js';
+
+export interface CheckHelperOptions extends Pick<HaproxyRenderCheckerOptions, 'directories' | 'binary'> {
+  /** Auxiliary files that are runtime state wholly. @default ['server-slots.txt'] */
+  readonly runtimeFiles?: readonly string[];
+}
+
+export interface CheckHelperStats {
+  readonly checks: number;
+  /** Checks answered without running `haproxy -c`: only runtime state changed. */
+  readonly skipped: number;
+  /** Helper processes started. */
+  readonly started: number;
+}
+
+interface Pending {
+  readonly resolve: (verdict: HaproxyVerdict) => void;
+  readonly reject: (error: Error) => void;
+}
+
+const KINDS = ['maps', 'files', 'certificates'] as const;
+
+export class CheckHelper {
+  readonly #options: CheckHelperOptions;
+  #child: ChildProcess | undefined;
+  readonly #pending = new Map<number, Pending>();
+  /** What the helper holds: the last render sent to it. */
+  #sent: { readonly config: string; readonly files: ReadonlyMap<string, string> } | undefined;
+  #nextId = 1;
+  #checks = 0;
+  #skipped = 0;
+  #started = 0;
+
+  constructor(options: CheckHelperOptions) {
+    this.#options = options;
+  }
+
+  get stats(): CheckHelperStats {
+    return { checks: this.#checks, skipped: this.#skipped, started: this.#started };
+  }
+
+  /** A RenderChecker backed by this helper. */
+  get checker(): RenderChecker {
+    return (render, signal) => this.check(render, signal);
+  }
+
+  check(render: { readonly haproxyConfig: string; readonly auxiliaryFiles: AuxiliaryFiles }, signal: AbortSignal): Promise<HaproxyVerdict> {
+    signal.throwIfAborted();
+    const child = this.#child ?? this.#spawn();
+    const id = this.#nextId++;
+    const request = this.#request(id, render);
+    return new Promise<HaproxyVerdict>((resolve, reject) => {
+      const onAbort = (): void => {
+        if (!this.#pending.delete(id)) return;
+        this.#idle();
+        if (child.connected) child.send({ type: 'abort', id });
+        reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#pending.set(id, {
+        resolve: (verdict) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(verdict);
+        },
+        reject: (error) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      });
+      child.ref();
+      (child.channel as { ref?: () => void } | undefined)?.ref?.();
+      child.send(request, (error) => {
+        if (error !== null) this.#fail(new Error(`could not reach the check helper: ${error.message}`));
+      });
+      this.#checks++;
+    });
+  }
+
+  /** Stops the helper; pending checks fail. A later check starts a new one. */
+  close(): void {
+    this.#child?.kill();
+    this.#fail(new Error('the check helper was closed'));
+  }
+
+  #request(id: number, render: { readonly haproxyConfig: string; readonly auxiliaryFiles: AuxiliaryFiles }): CheckRequest {
+    const sent = this.#sent;
+    const files: Record<string, CheckRequest['files'][string]> = {};
+    const now = new Map<string, string>();
+    for (const kind of KINDS) {
+      for (const [name, text] of Object.entries(render.auxiliaryFiles[kind])) {
+        const id = `${kind}/${name}`;
+        now.set(id, text);
+        const before = sent?.files.get(id);
+        if (before === text) continue;
+        if (before === undefined) {
+          files[id] = { full: text };
+        } else {
+          const window = textWindow(before, text);
+          files[id] = { window: { start: window.start, endBefore: window.endA, text: text.slice(window.start, window.endB) } };
+        }
+      }
+    }
+    const removed = sent === undefined ? [] : [...sent.files.keys()].filter((id) => !now.has(id));
+    const config = render.haproxyConfig;
+    let change: CheckRequest['config'];
+    if (sent === undefined) {
+      change = { full: config };
+    } else {
+      const window = changedWindow(sent.config, config);
+      change = { window: { start: window.start, endBefore: window.endA, text: config.slice(window.start, window.endB) } };
+    }
+    this.#sent = { config, files: now };
+    return {
+      type: 'check',
+      id,
+      config: change,
+      files,
+      removed,
+      directories: this.#options.directories,
+      ...(this.#options.binary === undefined ? {} : { binary: this.#options.binary }),
+      ...(this.#options.runtimeFiles === undefined ? {} : { runtimeFiles: this.#options.runtimeFiles }),
+    };
+  }
+
+  #spawn(): ChildProcess {
+    const fromSource = import.meta.url.endsWith('.ts');
+    const script = new URL(`./check-helper-process.${fromSource ? 'ts' : 'js'}`, import.meta.url);
+    const child = fork(script, [], {
+      execArgv: fromSource ? ['--import', 'tsx'] : [],
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
+    this.#started++;
+    this.#child = child;
+    this.#sent = undefined;
+    child.on('message', (reply: CheckReply) => {
+      const pending = this.#pending.get(reply.id);
+      if (pending === undefined) return;
+      this.#pending.delete(reply.id);
+      if (reply.skipped) this.#skipped++;
+      this.#idle();
+      pending.resolve(reply.verdict);
+    });
+    child.on('error', (error) => {
+      if (this.#child === child) this.#fail(new Error(`the check helper failed: ${error.message}`));
+    });
+    child.on('exit', (code, signal) => {
+      if (this.#child === child) this.#fail(new Error(`the check helper exited (${signal ?? `code ${String(code)}`})`));
+    });
+    this.#idle();
+    return child;
+  }
+
+  /** Pending checks fail with `error`; the helper's state is forgotten (a new one gets everything). */
+  #fail(error: Error): void {
+    this.#child = undefined;
+    this.#sent = undefined;
+    const pending = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const p of pending) p.reject(error);
+  }
+
+  /** With nothing pending, the helper does not hold the event loop open. */
+  #idle(): void {
+    if (this.#pending.size > 0) return;
+    const child = this.#child;
+    if (child === undefined) return;
+    child.unref();
+    (child.channel as { unref?: () => void } | undefined)?.unref?.();
+  }
+}

@@ -1,0 +1,84 @@
+// The gate's helper process against the real haproxy -c: it gets each render as the changes since
+// the previous one, and runs the check only when the render's structure changed or the previous
+// render did not pass.
+import { describe, expect, it } from 'vitest';
+import { CheckHelper } from '../../../src/main/gate/check-helper.js';
+import { haproxyVersion } from '../../../src/main/haproxy/haproxy-check.js';
+import { loadTemplateSet } from '../../../src/main/template-set/template-set.js';
+import { endpointSlice, ingress, renderOk, rule, service } from '../../helpers/cluster.js';
+import type { AuxiliaryFiles, KubeObject } from '../../../src/worker/protocol.js';
+
+const DIRECTORIES = { mapsDir: '/srv/haptic/out/maps', filesDir: '/srv/haptic/out/files', certsDir: '/srv/haptic/out/certs' };
+const realHaproxy = (await haproxyVersion()) !== null || process.env.CI === 'true';
+
+type Render = { haproxyConfig: string; auxiliaryFiles: AuxiliaryFiles };
+
+describe.runIf(realHaproxy)('CheckHelper (haproxy -c in a helper process)', () => {
+  async function renders(): Promise<(addresses: string[], host?: string) => Render> {
+    const set = await loadTemplateSet(undefined, { ...DIRECTORIES, serverSlots: 4 });
+    return (addresses, host = 'shop.example.com') => {
+      const objects: KubeObject[] = [ingress('shop', 'web', { rules: [rule(host, { path: '/', service: 'web' })] }), service('shop', 'web'), endpointSlice('shop', 'web', addresses)];
+      const out = renderOk(set, objects);
+      return { haproxyConfig: out.haproxyConfig, auxiliaryFiles: out.auxiliaryFiles };
+    };
+  }
+  const signal = (): AbortSignal => AbortSignal.timeout(30_000);
+
+  it('passes a render, then passes endpoint and map entry changes without running haproxy -c again', async () => {
+    const render = await renders();
+    const helper = new CheckHelper({ directories: DIRECTORIES });
+    try {
+      expect(await helper.check(render(['10.0.0.1']), signal())).toMatchObject({ ok: true, refused: false });
+      expect(await helper.check(render(['10.0.0.2', '10.0.0.3']), signal())).toMatchObject({ ok: true });
+      expect(await helper.check(render(['10.0.0.2', '10.0.0.3'], 'shop2.example.com'), signal())).toMatchObject({ ok: true });
+      expect(helper.stats).toEqual({ checks: 3, skipped: 2, started: 1 });
+    } finally {
+      helper.close();
+    }
+  });
+
+  it('checks a structural change, refuses a broken one, and checks again the runtime-only render that follows a refusal', async () => {
+    const render = await renders();
+    const helper = new CheckHelper({ directories: DIRECTORIES });
+    try {
+      const good = render(['10.0.0.1']);
+      await helper.check(good, signal());
+      const broken = { ...good, haproxyConfig: good.haproxyConfig.replace('balance roundrobin', 'balance no-such-algorithm') };
+      expect(broken.haproxyConfig).not.toBe(good.haproxyConfig);
+      expect(await helper.check(broken, signal())).toMatchObject({ ok: false, refused: true });
+      const brokenMoved = { ...broken, haproxyConfig: broken.haproxyConfig.replace('10.0.0.1', '10.0.0.7') };
+      expect(await helper.check(brokenMoved, signal())).toMatchObject({ ok: false, refused: true });
+      expect(helper.stats.skipped).toBe(0);
+    } finally {
+      helper.close();
+    }
+  });
+
+  it('starts a new helper after one exits, and sends it the whole render', async () => {
+    const render = await renders();
+    const helper = new CheckHelper({ directories: DIRECTORIES });
+    try {
+      await helper.check(render(['10.0.0.1']), signal());
+      helper.close();
+      expect(await helper.check(render(['10.0.0.2']), signal())).toMatchObject({ ok: true });
+      expect(helper.stats).toMatchObject({ started: 2, skipped: 0 });
+    } finally {
+      helper.close();
+    }
+  });
+
+  it('an aborted check rejects at once, and the next render is checked', async () => {
+    const render = await renders();
+    const helper = new CheckHelper({ directories: DIRECTORIES });
+    try {
+      const controller = new AbortController();
+      const first = helper.check(render(['10.0.0.1']), controller.signal);
+      controller.abort(new Error('term ended'));
+      await expect(first).rejects.toThrow('term ended');
+      expect(await helper.check(render(['10.0.0.2']), signal())).toMatchObject({ ok: true });
+      expect(helper.stats.skipped).toBe(0);
+    } finally {
+      helper.close();
+    }
+  });
+});
