@@ -189,8 +189,11 @@ async function runCommand(flags: RunFlags): Promise<number> {
   }
 }
 
+/** The flags `fleetFrom` reads. */
+export type FleetFlags = Pick<RunFlags, 'manifests' | 'leaderElect' | 'haproxy' | 'agents' | 'haproxyPods' | 'haproxyNamespace' | 'agentPort' | 'agentTokenFile' | 'agentCa' | 'agentInsecure' | 'agentConcurrency'>;
+
 /** The fleet flags, checked before anything starts: a malformed address or a missing token stops `run` here. */
-async function fleetFrom(flags: RunFlags): Promise<FleetOptions | undefined> {
+export async function fleetFrom(flags: FleetFlags): Promise<FleetOptions | undefined> {
   if (flags.leaderElect && flags.haproxy) {
     throw new InvalidArgumentError(
       "run --leader-elect --haproxy is refused: only the leader deploys, so a follower's local HAProxy would serve nothing while looking ready. Run HAProxy in a fleet instead: `haptic-reconciler agent` beside each HAProxy and `run --leader-elect --agents HOST:PORT,...`",
