@@ -49,6 +49,10 @@ const slice = (echo: EchoServer): KubeObject => endpointSlice('shop', 'web', [{ 
 const served = async (address: string): Promise<string | undefined> => (await send({ address, port: httpPort, host: 'shop.test', timeoutMs: 2000 }).catch(() => undefined))?.echo?.name;
 const state = async (address: string): Promise<{ sequence: number; checksum: string | null }> =>
   (await fetch(`http://${address}:${agentPort}/v1/state`, { headers: { authorization: `Bearer ${TOKEN}` } })).json() as Promise<{ sequence: number; checksum: string | null }>;
+const fleetInstances = async (metrics: string): Promise<number> => {
+  const text = await (await fetch(`http://${metrics}/metrics`)).text();
+  return [...text.matchAll(/^haptic_fleet_instances\{state="[a-z_]+"\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+};
 const ready = async (address: string): Promise<number> => (await fetch(`http://${address}:${agentPort}/readyz`)).status;
 
 describe.skipIf(SKIP_HAPROXY)('run --haproxy-pods: the fleet discovered from Pods', () => {
@@ -119,5 +123,7 @@ describe.skipIf(SKIP_HAPROXY)('run --haproxy-pods: the fleet discovered from Pod
     expect(await state('127.0.0.4')).toEqual(c);
     expect(await served('127.0.0.3')).toBe('web-1');
     expect(await served('127.0.0.4')).toBe('web-1');
+    const metrics = /"metrics":"(127\.0\.0\.1:\d+)"/.exec(controller.output())?.[1] as string;
+    await eventually(async () => (await fleetInstances(metrics)) === 1, 'haptic_fleet_instances counting the one instance left', 5_000);
   });
 });

@@ -10,7 +10,7 @@ import { defaultLogger } from '../core/logger.js';
 import { Engine } from '../engine.js';
 import { SingleReplicaElector, type Elector } from '../leadership/elector.js';
 import { join } from 'node:path';
-import { Deployer, type RetryOptions } from '../deploy/deployer.js';
+import { Deployer, type FleetCounts, type RetryOptions } from '../deploy/deployer.js';
 import { DriftPreventionMonitor } from '../deploy/drift-monitor.js';
 import { ObjectExclusions } from '../gate/object-exclusions.js';
 import { RenderGate } from '../gate/render-gate.js';
@@ -87,6 +87,8 @@ export interface ControllerHooks {
   /** Something the controller cannot run without failed for good (HAProxy refused to start its first config). */
   onFatal?: (error: Error) => void;
   onFleetRequest?: (kind: string, seconds: number, bytesSent: number) => void;
+  /** The fleet's instances changed (`--haproxy-pods`): their states counted afresh. */
+  onFleetChanged?: (counts: FleetCounts) => void;
 }
 
 /** Everything `run` assembled, before it starts. */
@@ -198,6 +200,7 @@ export async function assembleController(options: ControllerOptions, choose: { s
     mapsDir: paths.mapsDir,
     storeVersion: () => engine.stores.version,
     onEndpointChangeApplied: (seconds) => hooks.onEndpointChangeApplied?.(seconds),
+    onFleetChanged: (counts) => hooks.onFleetChanged?.(counts),
     ...(deploys.minDeploymentIntervalMs === undefined ? {} : { minDeploymentIntervalMs: deploys.minDeploymentIntervalMs }),
   });
   const rerender = (excluded: RenderExclusions, signal: AbortSignal): Promise<PipelineResult> =>

@@ -63,6 +63,8 @@ export interface DeployerOptions {
   readonly onEndpointChangeApplied?: (seconds: number) => void;
   /** The store provider's version now (`() => engine.stores.version`); needed for the latency. */
   readonly storeVersion?: () => number;
+  /** Receives the instances' states counted afresh whenever `setTargets` changed the fleet. */
+  readonly onFleetChanged?: (counts: FleetCounts) => void;
   /** The store whose updates are endpoint changes. @default 'endpointslices' */
   readonly endpointStore?: string;
 }
@@ -96,6 +98,8 @@ export class Deployer {
   readonly #probeIntervalMs: number | undefined;
   readonly #create: (target: DeployTarget, id: string) => InstanceDeployer;
   readonly #replay = new RenderReplay();
+  readonly #logger: Logger;
+  readonly #onFleetChanged: ((counts: FleetCounts) => void) | undefined;
   #term: Term | undefined;
   /** The newest store version each instance applied (this term). */
   readonly #applied = new Map<InstanceDeployer, number>();
@@ -107,6 +111,8 @@ export class Deployer {
     this.#bus = options.bus;
     this.#clock = options.clock ?? systemClock;
     const logger = (options.logger ?? defaultLogger()).child({ component: 'deployer' });
+    this.#logger = logger;
+    this.#onFleetChanged = options.onFleetChanged;
     const minDeploymentIntervalMs = options.minDeploymentIntervalMs ?? 2000;
     if (!Number.isFinite(minDeploymentIntervalMs) || minDeploymentIntervalMs < 0) {
       throw new TypeError(`minDeploymentIntervalMs must be a non-negative number, got ${String(options.minDeploymentIntervalMs)}`);
@@ -175,20 +181,24 @@ export class Deployer {
       if (wanted.has(member.id)) throw new TypeError(`setTargets lists ${JSON.stringify(member.id)} twice`);
       wanted.set(member.id, member.target);
     }
+    let changed = false;
     for (const [id, instance] of [...this.#instances]) {
       if (wanted.has(id)) continue;
+      changed = true;
       this.#instances.delete(id);
       this.#applied.delete(instance);
       this.#probing.delete(instance);
       this.#term?.waiting.delete(instance);
-      void instance.end();
+      instance.end().catch((error: unknown) => this.#logger.error({ err: error, instance: id }, 'ending a dropped instance failed'));
     }
     for (const [id, target] of wanted) {
       if (this.#instances.has(id)) continue;
+      changed = true;
       const instance = this.#create(target, id);
       this.#instances.set(id, instance);
       if (this.#term !== undefined) this.#join(this.#term, instance, [...this.#replay.events()]);
     }
+    if (changed) this.#onFleetChanged?.(this.fleetCounts);
   }
 
   whenReady(): Promise<void> {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventBus } from '../../../src/main/bus/event-bus.js';
-import { Deployer } from '../../../src/main/deploy/deployer.js';
+import { Deployer, type FleetCounts } from '../../../src/main/deploy/deployer.js';
 import { newEvent, type ControllerEvent, type EventOf } from '../../../src/main/events/events.js';
 import { flushMicrotasks } from '../../helpers/async.js';
 import { verdict } from '../../helpers/events.js';
@@ -17,7 +17,8 @@ function config(address: string, timeout = '50s'): string {
 class ChangingFleet {
   readonly clock = new FakeClock();
   readonly bus = new EventBus<ControllerEvent>({ logger: silentLogger() });
-  readonly deployer = new Deployer({ bus: this.bus, targets: [], clock: this.clock, logger: silentLogger(), minDeploymentIntervalMs: 2000, probeIntervalMs: 60_000 });
+  readonly counted: FleetCounts[] = [];
+  readonly deployer = new Deployer({ bus: this.bus, targets: [], clock: this.clock, logger: silentLogger(), minDeploymentIntervalMs: 2000, probeIntervalMs: 60_000, onFleetChanged: (counts) => this.counted.push(counts) });
   readonly targets = new Map<string, FakeDeployTarget>();
   readonly term = new AbortController();
   running: Promise<void> | undefined;
@@ -131,6 +132,8 @@ describe('Deployer with an instance set that changes during the term', () => {
     await f.members('ns/a@10.0.0.1');
     expect(f.deployer.instanceIds).toEqual(['ns/a@10.0.0.1']);
     expect(f.deployer.fleetCounts).toEqual({ in_sync: 1, behind: 0, unreachable: 0, fenced: 0 });
+    // The metrics recount at once, without waiting for the next deployment.
+    expect(f.counted.at(-1)).toEqual({ in_sync: 1, behind: 0, unreachable: 0, fenced: 0 });
     await f.clock.advance(2000);
     const next = await f.render(config('10.0.0.1:80', '40s'));
     await f.clock.advance(5000);
