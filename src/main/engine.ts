@@ -23,6 +23,7 @@ import { Coordinator, type CoordinatorOptions } from './reconcile/coordinator.js
 import { Reconciler } from './reconcile/reconciler.js';
 import type { Source } from './sources/source.js';
 import { WatcherSet } from './sources/watcher-set.js';
+import type { StoreCheck } from './sources/watcher.js';
 import { StoreProvider } from './stores/store-provider.js';
 
 /** A component that runs on the leader only, one term at a time (the Coordinator is one). */
@@ -54,6 +55,8 @@ export interface EngineOptions {
   readonly sources?: readonly Source[];
   /** Stores to reconcile; by default, empty stores for the template set's watched resources. */
   readonly stores?: StoreProvider;
+  /** A store's own check of the objects its source delivers, by store name (with sources). */
+  readonly storeChecks?: Readonly<Record<string, StoreCheck>>;
   /** @default a SingleReplicaElector: always the leader */
   readonly elector?: Elector;
   readonly clock?: Clock;
@@ -160,7 +163,7 @@ export class Engine {
     this.watchers =
       this.#sources.length === 0
         ? undefined
-        : new WatcherSet({ definitions: options.templateSet.stores, stores: this.stores, bus: this.bus, clock, logger });
+        : new WatcherSet({ definitions: options.templateSet.stores, stores: this.stores, bus: this.bus, clock, logger, ...(options.storeChecks === undefined ? {} : { checks: options.storeChecks }) });
   }
 
   /** The worker pool, when the engine created one (`pipeline: 'pool'`). */

@@ -152,6 +152,8 @@ export interface StoreDefinition {
   /** Server-side selectors for the list and watch. */
   readonly labelSelector?: string;
   readonly fieldSelector?: string;
+  /** Watch this namespace only, whatever namespace the source watches (`--haproxy-namespace`). */
+  readonly namespace?: string;
 }
 
 /** Content a template set fetches over HTTP and templates read by name (`httpResource "name"`). */

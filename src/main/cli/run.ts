@@ -12,7 +12,9 @@ import { runController, type RunOptions } from '../controller/run-controller.js'
 import { DEFAULT_MAX_OLD_WORKERS } from '../haproxy/old-workers.js';
 import { DEFAULT_HAPROXY_DOWN_LIMIT_MS } from '../haproxy/haproxy-downtime.js';
 import { parseAgentAddresses } from '../fleet/agent-address.js';
+import type { AgentEndpoint } from '../fleet/agent-client.js';
 import type { FleetOptions } from '../fleet/fleet-targets.js';
+import { checkPodSelection } from '../fleet/haproxy-pods.js';
 import { DEFAULT_MAX_MANIFEST_BYTES } from '../sources/manifest/manifest-loader.js';
 import { DEFAULT_TEMPLATE_SET_PATH } from '../template-set/template-set.js';
 import { collect, nonNegativeInteger, positiveInteger, positiveNumber } from './options.js';
@@ -45,6 +47,9 @@ interface RunFlags {
   maxOldWorkers: number;
   haproxyDownLimit: number;
   agents?: string;
+  haproxyPods?: string;
+  haproxyNamespace?: string;
+  agentPort: number;
   agentTokenFile?: string;
   agentCa?: string;
   agentInsecure: boolean;
@@ -88,7 +93,10 @@ export function registerRun(program: Command): void {
     .addOption(new Option('--max-old-workers <n>', 'HAProxy workers left draining after reloads; the oldest past it are stopped').default(DEFAULT_MAX_OLD_WORKERS).argParser(nonNegativeInteger))
     .addOption(new Option('--haproxy-down-limit <ms>', '/healthz fails once HAProxy has not run for this long, every restart failing').default(DEFAULT_HAPROXY_DOWN_LIMIT_MS).argParser(positiveInteger))
     .option('--agents <host:port,...>', 'deploy to this fleet of agents (`haptic-reconciler agent` beside each HAProxy)')
-    .option('--agent-token-file <file>', 'file holding the bearer token the agents expect (with --agents)')
+    .option('--haproxy-pods <selector>', 'deploy to the agents of the Running Pods this label selector matches (with --kubeconfig or --in-cluster)')
+    .option('--haproxy-namespace <ns>', 'look for the --haproxy-pods Pods in this namespace only (default: all namespaces)')
+    .addOption(new Option('--agent-port <port>', 'the port of the agent in each --haproxy-pods Pod').default(5555).argParser(portNumber))
+    .option('--agent-token-file <file>', 'file holding the bearer token the agents expect (with --agents or --haproxy-pods)')
     .option('--agent-ca <file>', 'talk HTTPS to the agents and verify their certificates against this PEM CA bundle')
     .option('--agent-insecure', 'allow plain HTTP (private keys included) to agents outside loopback', false)
     .addOption(new Option('--agent-concurrency <n>', 'applies in flight across the fleet').default(16).argParser(positiveInteger))
@@ -181,29 +189,41 @@ async function runCommand(flags: RunFlags): Promise<number> {
   }
 }
 
+/** The flags `fleetFrom` reads. */
+export type FleetFlags = Pick<RunFlags, 'manifests' | 'leaderElect' | 'haproxy' | 'agents' | 'haproxyPods' | 'haproxyNamespace' | 'agentPort' | 'agentTokenFile' | 'agentCa' | 'agentInsecure' | 'agentConcurrency'>;
+
 /** The fleet flags, checked before anything starts: a malformed address or a missing token stops `run` here. */
-async function fleetFrom(flags: RunFlags): Promise<FleetOptions | undefined> {
+export async function fleetFrom(flags: FleetFlags): Promise<FleetOptions | undefined> {
   if (flags.leaderElect && flags.haproxy) {
     throw new InvalidArgumentError(
       "run --leader-elect --haproxy is refused: only the leader deploys, so a follower's local HAProxy would serve nothing while looking ready. Run HAProxy in a fleet instead: `haptic-reconciler agent` beside each HAProxy and `run --leader-elect --agents HOST:PORT,...`",
     );
   }
-  if (flags.agents === undefined) {
-    if (flags.agentTokenFile !== undefined || flags.agentCa !== undefined) throw new InvalidArgumentError('--agent-token-file and --agent-ca need --agents');
+  if (flags.haproxyNamespace !== undefined && flags.haproxyPods === undefined) throw new InvalidArgumentError('--haproxy-namespace needs --haproxy-pods SELECTOR');
+  if (flags.agents === undefined && flags.haproxyPods === undefined) {
+    if (flags.agentTokenFile !== undefined || flags.agentCa !== undefined) throw new InvalidArgumentError('--agent-token-file and --agent-ca need --agents or --haproxy-pods');
     return undefined;
   }
-  if (flags.haproxy) throw new InvalidArgumentError('--haproxy and --agents exclude each other: deploy to a local HAProxy or to a fleet of agents');
-  let agents;
+  const fleetFlag = flags.agents === undefined ? '--haproxy-pods' : '--agents';
+  if (flags.agents !== undefined && flags.haproxyPods !== undefined) throw new InvalidArgumentError('--agents and --haproxy-pods exclude each other: name a static fleet or discover it from Pods');
+  if (flags.haproxy) throw new InvalidArgumentError(`--haproxy and ${fleetFlag} exclude each other: deploy to a local HAProxy or to a fleet of agents`);
+  if (flags.haproxyPods !== undefined && flags.manifests !== undefined) throw new InvalidArgumentError('--haproxy-pods discovers Pods on an API server: use it with --kubeconfig or --in-cluster, not --manifests');
+  let agents: AgentEndpoint[] = [];
+  let pods: FleetOptions['pods'];
   try {
-    agents = parseAgentAddresses(flags.agents);
+    if (flags.agents !== undefined) agents = parseAgentAddresses(flags.agents);
+    if (flags.haproxyPods !== undefined) {
+      checkPodSelection(flags.haproxyPods, flags.haproxyNamespace);
+      pods = { selector: flags.haproxyPods, port: flags.agentPort, ...(flags.haproxyNamespace === undefined ? {} : { namespace: flags.haproxyNamespace }) };
+    }
   } catch (error) {
     throw new InvalidArgumentError((error as Error).message);
   }
-  if (flags.agentTokenFile === undefined) throw new InvalidArgumentError('--agents needs --agent-token-file FILE (the bearer token the agents expect)');
+  if (flags.agentTokenFile === undefined) throw new InvalidArgumentError(`${fleetFlag} needs --agent-token-file FILE (the bearer token the agents expect)`);
   const token = (await readFlagFile('--agent-token-file', flags.agentTokenFile)).trim();
   if (token === '') throw new InvalidArgumentError(`--agent-token-file ${flags.agentTokenFile} is empty`);
   const ca = flags.agentCa === undefined ? undefined : await readFlagFile('--agent-ca', flags.agentCa);
-  return { agents, token, insecure: flags.agentInsecure, concurrency: flags.agentConcurrency, ...(ca === undefined ? {} : { ca }) };
+  return { agents, token, insecure: flags.agentInsecure, concurrency: flags.agentConcurrency, ...(ca === undefined ? {} : { ca }), ...(pods === undefined ? {} : { pods }) };
 }
 
 async function readFlagFile(flag: string, file: string): Promise<string> {
@@ -212,6 +232,12 @@ async function readFlagFile(flag: string, file: string): Promise<string> {
   } catch (error) {
     throw new InvalidArgumentError(`${flag} ${file}: ${(error as Error).message}`);
   }
+}
+
+function portNumber(text: string): number {
+  const port = Number(text);
+  if (!/^\d{1,5}$/.test(text) || port < 1 || port > 65_535) throw new InvalidArgumentError(`expected a port 1-65535, got ${JSON.stringify(text)}`);
+  return port;
 }
 
 function booleanFlag(text: string): boolean {

@@ -10,7 +10,7 @@ import { defaultLogger } from '../core/logger.js';
 import { Engine } from '../engine.js';
 import { SingleReplicaElector, type Elector } from '../leadership/elector.js';
 import { join } from 'node:path';
-import { Deployer, type RetryOptions } from '../deploy/deployer.js';
+import { Deployer, type FleetCounts, type RetryOptions } from '../deploy/deployer.js';
 import { DriftPreventionMonitor } from '../deploy/drift-monitor.js';
 import { ObjectExclusions } from '../gate/object-exclusions.js';
 import { RenderGate } from '../gate/render-gate.js';
@@ -20,7 +20,8 @@ import { LocalHaproxyTarget } from '../haproxy/local-haproxy-target.js';
 import { OutputDirectory, outputPathsIn } from '../output/output-directory.js';
 import { OutputWriter } from '../output/output-writer.js';
 import type { PipelineResult } from '../pipeline/pipeline.js';
-import { fleetTargets, type FleetOptions } from '../fleet/fleet-targets.js';
+import { agentTargetFactory, fleetTargets, type FleetOptions } from '../fleet/fleet-targets.js';
+import { attachPodFleet, withHaproxyPods } from './pod-discovery.js';
 import type { ManifestLimits } from '../sources/manifest/manifest-loader.js';
 import { ManifestSource } from '../sources/manifest/manifest-source.js';
 import { StartupError } from '../core/errors.js';
@@ -50,7 +51,7 @@ export interface ControllerOptions {
   readonly leaderElection?: LeaderElectionOptions;
   /** Start and supervise a local HAProxy on the output directory, and deploy to it. */
   readonly haproxy?: HaproxyOptions;
-  /** Deploy to a fleet of agents instead (`--agents`); the same deploy settings as `haproxy`. */
+  /** Deploy to a fleet of agents instead (`--agents`, or Pods with `pods`); the same deploy settings as `haproxy`. */
   readonly fleet?: FleetOptions & HaproxyOptions;
   /** Ingress status addresses and Events (a Kubernetes source only; see feedback.ts). */
   readonly feedback?: FeedbackOptions;
@@ -86,6 +87,8 @@ export interface ControllerHooks {
   /** Something the controller cannot run without failed for good (HAProxy refused to start its first config). */
   onFatal?: (error: Error) => void;
   onFleetRequest?: (kind: string, seconds: number, bytesSent: number) => void;
+  /** The fleet's instances changed (`--haproxy-pods`): their states counted afresh. */
+  onFleetChanged?: (counts: FleetCounts) => void;
 }
 
 /** Everything `run` assembled, before it starts. */
@@ -128,6 +131,9 @@ export async function assembleController(options: ControllerOptions, choose: { s
   // HAProxy's admin socket is where the deployer's runtime changes go (`run --haproxy`; an agent moves it under its --dir).
   const runtime = deploys === undefined ? {} : { runtimeSocket: join(options.out, 'run', 'admin.sock') };
   const templateSet = await loadControllerTemplateSet(options, runtime);
+  const pods = options.fleet?.pods;
+  if (pods !== undefined && 'manifests' in options.source) throw new TypeError('--haproxy-pods discovers Pods on an API server: use it with --kubeconfig or --in-cluster, not --manifests');
+  const discovery = pods === undefined ? undefined : withHaproxyPods(templateSet, pods);
   if (options.feedback !== undefined) checkFeedbackOptions(options.feedback);
   const source = choose.source ?? (await sourceFor(options, clock, logger));
   const elector = choose.elector ?? (await electorFor(options, clock, logger));
@@ -136,13 +142,12 @@ export async function assembleController(options: ControllerOptions, choose: { s
   const hooks: ControllerHooks = {};
   // Built before the engine (and its worker pool) exists, so a refused fleet stops nothing half-started.
   // The epoch of a term: the Lease's transitions; a single replica has one epoch, and its sequences grow with the clock.
-  const agents =
-    options.fleet === undefined
-      ? undefined
-      : fleetTargets(options.fleet, { out: options.out, epoch: () => elector.epoch?.() ?? 0, clock, logger, onRequest: (kind, seconds, bytes) => hooks.onFleetRequest?.(kind, seconds, bytes) });
+  const fleetContext = { out: options.out, epoch: () => elector.epoch?.() ?? 0, clock, logger, onRequest: (kind: string, seconds: number, bytes: number) => hooks.onFleetRequest?.(kind, seconds, bytes) };
+  const agents = options.fleet === undefined ? undefined : pods === undefined ? fleetTargets(options.fleet, fleetContext) : [];
   const engine = await Engine.create({
     exclusions,
-    templateSet,
+    templateSet: discovery?.templateSet ?? templateSet,
+    ...(discovery === undefined ? {} : { storeChecks: discovery.storeChecks }),
     sources: [source],
     elector,
     clock,
@@ -195,11 +200,13 @@ export async function assembleController(options: ControllerOptions, choose: { s
     mapsDir: paths.mapsDir,
     storeVersion: () => engine.stores.version,
     onEndpointChangeApplied: (seconds) => hooks.onEndpointChangeApplied?.(seconds),
+    onFleetChanged: (counts) => hooks.onFleetChanged?.(counts),
     ...(deploys.minDeploymentIntervalMs === undefined ? {} : { minDeploymentIntervalMs: deploys.minDeploymentIntervalMs }),
   });
   const rerender = (excluded: RenderExclusions, signal: AbortSignal): Promise<PipelineResult> =>
     engine.pipeline.execute(signal, engine.stores, 'admission', { baseline: engine.coordinator.baseline, exclusions: excluded });
   engine.addLeaderComponent(new RenderGate({ bus: engine.bus, directories: paths, clock, logger, exclusions, rerender }));
+  if (pods !== undefined && options.fleet !== undefined) attachPodFleet(engine, deployer, pods, agentTargetFactory(options.fleet, fleetContext), logger);
   engine.addLeaderComponent(deployer);
   engine.addLeaderComponent(
     new DriftPreventionMonitor({ bus: engine.bus, clock, logger, ...(deploys.driftIntervalMs === undefined ? {} : { driftIntervalMs: deploys.driftIntervalMs }) }),

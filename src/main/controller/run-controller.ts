@@ -74,6 +74,7 @@ export async function runController(options: RunOptions, signal: AbortSignal, on
   assembled.hooks.onOldWorkersStopped = (count) => metrics.countOldWorkersStopped(count);
   assembled.hooks.onEndpointChangeApplied = (seconds) => metrics.observeEndpointChangeToApplied(seconds);
   assembled.hooks.onFleetRequest = (kind, seconds) => metrics.observeFleetApply(kind, seconds);
+  assembled.hooks.onFleetChanged = (counts) => metrics.setFleetInstances(counts);
   // Subscribes now, before the engine starts the bus, so it sees the first events too.
   const adapter = new MetricsAdapter(engine.bus, metrics);
   attachHttpResources(engine, assembled.templateSet, { onRejected: () => metrics.countHttpResourceRejection() });

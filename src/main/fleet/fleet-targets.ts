@@ -1,7 +1,8 @@
 // The DeployTargets of a static fleet (`run --agents`): one AgentTarget per address, sharing one
 // ConcurrencyLimit (`--agent-concurrency`), one FencingToken and the leader's output paths. Plain
 // HTTP to an address outside loopback is refused here unless `insecure`: the renders carry
-// private keys.
+// private keys. Discovered Pods (`run --haproxy-pods`) get their targets from the same factory,
+// one at a time; a Pod outside loopback without TLS or `insecure` gets no private key.
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
@@ -13,7 +14,10 @@ import { ConcurrencyLimit } from './concurrency-limit.js';
 import { FencingToken } from './fencing-token.js';
 
 export interface FleetOptions {
+  /** The static fleet (`--agents`); empty when the fleet is discovered (`pods`). */
   readonly agents: readonly AgentEndpoint[];
+  /** Discover the fleet: the Pods matching `selector` (`--haproxy-pods`), their agents on `port`. */
+  readonly pods?: { readonly selector: string; readonly namespace?: string; readonly port: number };
   /** The bearer token (`--agent-token-file`). */
   readonly token: string;
   /** PEM CA bundle (`--agent-ca`): HTTPS, agent certificates verified against it. */
@@ -46,24 +50,30 @@ export function fleetTargets(options: FleetOptions, context: FleetTargetsContext
       throw new TypeError(`agent ${remote.host}:${remote.port} is outside loopback: give --agent-ca to reach it over HTTPS, or --agent-insecure to send renders (private keys included) in clear`);
     }
   }
+  const create = agentTargetFactory(options, context);
+  return options.agents.map((endpoint) => create(endpoint));
+}
+
+/** Makes the AgentTarget of one agent; all of one factory share the concurrency limit and the fence. */
+export function agentTargetFactory(options: FleetOptions, context: FleetTargetsContext): (endpoint: AgentEndpoint) => AgentTarget {
+  const tls = options.ca !== undefined;
+  const insecure = options.insecure ?? false;
   const limit = new ConcurrencyLimit(options.concurrency ?? 16);
   const fence = new FencingToken(context.epoch, context.clock);
   const paths = { ...outputPathsIn(context.out), runDir: join(context.out, 'run') };
-  return options.agents.map(
-    (endpoint) =>
-      new AgentTarget({
-        client: new AgentClient({
-          endpoint,
-          token: options.token,
-          limit,
-          ...(options.ca === undefined ? {} : { ca: options.ca }),
-          ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
-          ...(context.onRequest === undefined ? {} : { onRequest: context.onRequest }),
-        }),
-        fence,
-        paths: { mapsDir: paths.mapsDir, filesDir: paths.filesDir, certsDir: paths.certsDir, runDir: paths.runDir },
-        keysAllowed: tls || insecure || isLoopback(endpoint.host),
-        logger: context.logger,
+  return (endpoint) =>
+    new AgentTarget({
+      client: new AgentClient({
+        endpoint,
+        token: options.token,
+        limit,
+        ...(options.ca === undefined ? {} : { ca: options.ca }),
+        ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+        ...(context.onRequest === undefined ? {} : { onRequest: context.onRequest }),
       }),
-  );
+      fence,
+      paths: { mapsDir: paths.mapsDir, filesDir: paths.filesDir, certsDir: paths.certsDir, runDir: paths.runDir },
+      keysAllowed: tls || insecure || isLoopback(endpoint.host),
+      logger: context.logger,
+    });
 }

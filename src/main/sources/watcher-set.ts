@@ -11,7 +11,7 @@ import type { Clock } from '../core/clock.js';
 import { newEvent, type ControllerEvent } from '../events/events.js';
 import type { StoreProvider } from '../stores/store-provider.js';
 import type { SourceSink } from './source.js';
-import { ResourceWatcher } from './watcher.js';
+import { ResourceWatcher, type StoreCheck } from './watcher.js';
 
 export interface WatcherSetOptions {
   readonly definitions: readonly StoreDefinition[];
@@ -19,6 +19,8 @@ export interface WatcherSetOptions {
   readonly bus: EventBus<ControllerEvent>;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Checks of particular stores, by store name (see StoreCheck). */
+  readonly checks?: Readonly<Record<string, StoreCheck>>;
 }
 
 export class WatcherSet implements SourceSink {
@@ -38,9 +40,10 @@ export class WatcherSet implements SourceSink {
     this.#logger = options.logger.child({ component: 'watchers' });
     for (const definition of options.definitions) {
       const store = options.stores.define(definition);
+      const check = options.checks?.[definition.name];
       this.#watchers.set(
         definition.name,
-        new ResourceWatcher({ definition, store, bus: options.bus, clock: options.clock, logger: this.#logger }),
+        new ResourceWatcher({ definition, store, bus: options.bus, clock: options.clock, logger: this.#logger, ...(check === undefined ? {} : { check }) }),
       );
     }
   }

@@ -24,9 +24,17 @@ export const STATUS_WRITTEN_KINDS: ReadonlySet<string> = new Set(['Ingress']);
 /** The debounce window when the template set names none. */
 export const DEFAULT_DEBOUNCE_MS = 100;
 
+/**
+ * A store's own check of each object entering it, after admission: the object as stored (it may
+ * be a smaller projection), or a StoreRefusal. A refused update also removes the object's older
+ * version, so nothing stays stored that the check would now refuse.
+ */
+export type StoreCheck = (object: KubeObject) => KubeObject;
+
 export interface ResourceWatcherOptions {
   readonly definition: StoreDefinition;
   readonly store: Store;
+  readonly check?: StoreCheck;
   readonly bus: EventBus<ControllerEvent>;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -40,6 +48,7 @@ export class ResourceWatcher {
   readonly #bus: EventBus<ControllerEvent>;
   readonly #clock: Clock;
   readonly #logger: Logger;
+  readonly #check: StoreCheck | undefined;
   readonly #windowMs: number;
   #pending: Counts = { created: 0, modified: 0, deleted: 0 };
   /** Open while a window runs: changes in it wait for its end. */
@@ -59,6 +68,7 @@ export class ResourceWatcher {
     this.#bus = options.bus;
     this.#clock = options.clock;
     this.#logger = options.logger;
+    this.#check = options.check;
     this.#windowMs = options.definition.debounceMs ?? DEFAULT_DEBOUNCE_MS;
   }
 
@@ -72,13 +82,16 @@ export class ResourceWatcher {
 
   upsert(raw: KubeObject): void {
     let object: KubeObject;
+    let admitted: KubeObject | undefined;
     try {
-      object = prepare(this.#store.admit(raw), this.definition);
+      admitted = prepare(this.#store.admit(raw), this.definition);
+      object = this.#check === undefined ? admitted : this.#check(admitted);
     } catch (error) {
       if (!(error instanceof StoreRefusal)) throw error;
       this.refused++;
       // pino writes the reason JSON-encoded: object text cannot forge a log line.
       this.#logger.warn({ resource: this.definition.name, reason: error.reason }, 'object refused by its store');
+      if (admitted !== undefined) this.delete(objectKey(admitted));
       return;
     }
     const key = objectKey(object);

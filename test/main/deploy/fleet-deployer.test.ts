@@ -203,11 +203,12 @@ describe('Deployer with a fleet of instances', () => {
     expect(f.targets[1]?.running).toBe(first.checksum);
   });
 
-  it('refuses neither a target nor targets, and both at once', () => {
+  it('refuses neither a target nor targets, and both at once, but takes an empty fleet that setTargets fills later', () => {
     const bus = new EventBus<ControllerEvent>({ logger: silentLogger() });
     const target = new FakeDeployTarget({ clock: new FakeClock() });
     expect(() => new Deployer({ bus })).toThrow(TypeError);
-    expect(() => new Deployer({ bus, targets: [] })).toThrow(TypeError);
+    expect(new Deployer({ bus, targets: [] }).fleetCounts).toEqual({ in_sync: 0, behind: 0, unreachable: 0, fenced: 0 });
+    expect(() => new Deployer({ bus, target }).setTargets([])).toThrow(TypeError);
     expect(() => new Deployer({ bus, target, targets: [target] })).toThrow(TypeError);
   });
 });

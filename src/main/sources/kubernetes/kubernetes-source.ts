@@ -55,7 +55,7 @@ export class KubernetesSource implements Source {
         new ResourceInformer({
           kubeConfig,
           definition,
-          location: resourceLocation(definition, namespace),
+          location: resourceLocation(definition, definition.namespace ?? namespace),
           sink,
           clock: this.#options.clock ?? systemClock,
           logger: this.#logger,
