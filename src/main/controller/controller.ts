@@ -4,21 +4,25 @@
 // or with HAProxy the render gate, deployer and drift monitor), serves metrics and health, and
 // runs it all under one AbortSignal.
 import type { Logger } from 'pino';
-import type { TemplateSetSource } from '../../worker/protocol.js';
+import type { RenderExclusions, TemplateSetSource } from '../../worker/protocol.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { defaultLogger } from '../core/logger.js';
 import { Engine } from '../engine.js';
 import { SingleReplicaElector, type Elector } from '../leadership/elector.js';
 import { join } from 'node:path';
+import { Deployer } from '../deploy/deployer.js';
+import { DriftPreventionMonitor } from '../deploy/drift-monitor.js';
 import { ObjectExclusions } from '../gate/object-exclusions.js';
-import type { Deployer } from '../deploy/deployer.js';
-import type { HaproxyDowntime } from '../haproxy/haproxy-downtime.js';
-import type { LocalHaproxyTarget } from '../haproxy/local-haproxy-target.js';
-import { OutputDirectory } from '../output/output-directory.js';
+import { RenderGate } from '../gate/render-gate.js';
+import { HaproxyDowntime } from '../haproxy/haproxy-downtime.js';
+import { HaproxyProcess } from '../haproxy/haproxy-process.js';
+import { LocalHaproxyTarget } from '../haproxy/local-haproxy-target.js';
+import { OutputDirectory, outputPathsIn } from '../output/output-directory.js';
 import { OutputWriter } from '../output/output-writer.js';
+import type { PipelineResult } from '../pipeline/pipeline.js';
 import type { ManifestLimits } from '../sources/manifest/manifest-loader.js';
 import { ManifestSource } from '../sources/manifest/manifest-source.js';
-import { addHaproxyDeploy, type ControllerHooks, type HaproxyOptions } from './haproxy-deploy.js';
+import { StartupError } from '../core/errors.js';
 import { preflight } from './preflight.js';
 import type { Source } from '../sources/source.js';
 import { loadOutputTemplateSet } from '../template-set/output-template-set.js';
@@ -57,7 +61,25 @@ export interface LeaderElectionOptions {
   readonly retryPeriodMs: number;
 }
 
-export type { ControllerHooks, HaproxyOptions } from './haproxy-deploy.js';
+export interface HaproxyOptions {
+  /** Least time from the end of one reload to the start of the next. @default 2000 */
+  readonly minDeploymentIntervalMs?: number;
+  /** A deployment is forced when none completed for this long. @default 60000 */
+  readonly driftIntervalMs?: number;
+  /** Old HAProxy workers left draining after a reload; the oldest past it are stopped. @default 3 */
+  readonly maxOldWorkers?: number;
+  /** /healthz fails once HAProxy has not run for this long, every restart failing. @default 300000 */
+  readonly downLimitMs?: number;
+}
+
+/** Callbacks metrics attach to components assembled before the metrics exist. */
+export interface ControllerHooks {
+  onHaproxyRestart?: () => void;
+  onOldWorkersStopped?: (count: number) => void;
+  onEndpointChangeApplied?: (seconds: number) => void;
+  /** Something the controller cannot run without failed for good (HAProxy refused to start its first config). */
+  onFatal?: (error: Error) => void;
+}
 
 /** Everything `run` assembled, before it starts. */
 export interface AssembledController {
@@ -83,6 +105,7 @@ export async function loadControllerTemplateSet(options: Pick<ControllerOptions,
 export async function assembleController(options: ControllerOptions, choose: { source?: Source; elector?: Elector } = {}): Promise<AssembledController> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? defaultLogger();
+  const paths = outputPathsIn(options.out);
   await preflight({ out: options.out, haproxy: options.haproxy !== undefined, ...(choose.source === undefined && 'manifests' in options.source ? { manifests: options.source.manifests } : {}) });
   // HAProxy's admin socket is where the deployer's runtime changes go (`run --haproxy`).
   const runtime = options.haproxy === undefined ? {} : { runtimeSocket: join(options.out, 'run', 'admin.sock') };
@@ -107,7 +130,41 @@ export async function assembleController(options: ControllerOptions, choose: { s
     engine.addLeaderComponent(writer);
     return { engine, templateSet, output, writer, haproxy: undefined, hooks };
   }
-  const { deployer, target, downtime } = addHaproxyDeploy(engine, { out: options.out, output, haproxy: options.haproxy, exclusions, hooks, clock, logger });
+  const process = HaproxyProcess.forOutputDirectory(options.out, {
+    clock,
+    logger,
+    onRestart: () => {
+      // Called only after an exit, long after `downtime` below exists.
+      downtime.restarting();
+      hooks.onHaproxyRestart?.();
+    },
+    onOldWorkersStopped: ({ stopped }) => hooks.onOldWorkersStopped?.(stopped),
+    ...(options.haproxy.maxOldWorkers === undefined ? {} : { maxOldWorkers: options.haproxy.maxOldWorkers }),
+  });
+  const downtime = new HaproxyDowntime({ haproxy: process, clock, ...(options.haproxy.downLimitMs === undefined ? {} : { limitMs: options.haproxy.downLimitMs }) });
+  const target = new LocalHaproxyTarget({
+    output,
+    haproxy: process,
+    logger,
+    onFirstStartFailed: (error) => hooks.onFatal?.(new StartupError(`HAProxy could not start its first config: ${error.message}`, { cause: error })),
+  });
+  const deployer = new Deployer({
+    bus: engine.bus,
+    target,
+    clock,
+    logger,
+    mapsDir: paths.mapsDir,
+    storeVersion: () => engine.stores.version,
+    onEndpointChangeApplied: (seconds) => hooks.onEndpointChangeApplied?.(seconds),
+    ...(options.haproxy.minDeploymentIntervalMs === undefined ? {} : { minDeploymentIntervalMs: options.haproxy.minDeploymentIntervalMs }),
+  });
+  const rerender = (excluded: RenderExclusions, signal: AbortSignal): Promise<PipelineResult> =>
+    engine.pipeline.execute(signal, engine.stores, 'admission', { baseline: engine.coordinator.baseline, exclusions: excluded });
+  engine.addLeaderComponent(new RenderGate({ bus: engine.bus, directories: paths, clock, logger, exclusions, rerender }));
+  engine.addLeaderComponent(deployer);
+  engine.addLeaderComponent(
+    new DriftPreventionMonitor({ bus: engine.bus, clock, logger, ...(options.haproxy.driftIntervalMs === undefined ? {} : { driftIntervalMs: options.haproxy.driftIntervalMs }) }),
+  );
   return { engine, templateSet, output, writer: undefined, haproxy: { deployer, target, downtime }, hooks };
 }
 
