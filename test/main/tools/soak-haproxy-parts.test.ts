@@ -11,6 +11,7 @@ import { countGrowth } from '../../../src/main/tools/soak/growth.js';
 import { haproxySample, vmRssKb } from '../../../src/main/tools/soak/haproxy-sampler.js';
 import { SwitchableElector } from '../../../src/main/tools/soak/switchable-elector.js';
 import { SoakTraffic, type Outcome } from '../../../src/main/tools/soak/soak-traffic.js';
+import { validateSoakOptions, type SoakOptions } from '../../../src/main/tools/soak/soak-options.js';
 import { WorkerFaultSwitch } from '../../../src/main/tools/soak/worker-faults.js';
 import { ROUTING_STORES } from '../../helpers/cluster.js';
 import { FakeClock } from '../../helpers/fake-clock.js';
@@ -200,5 +201,22 @@ describe('SyntheticCluster for a served soak', () => {
     const ingress = stores.store('ingresses').get(`${cluster.namespace(1)}/app-1`) as { metadata: { annotations: Record<string, string> }; spec: { rules: { host: string }[] } };
     expect(ingress.metadata.annotations).toMatchObject({ 'haproxy.org/check': 'false', 'haproxy.org/timeout-server': '31s' });
     expect(ingress.spec.rules[0]?.host).toBe(cluster.host(1));
+  });
+});
+
+describe('soak options with --haproxy', () => {
+  const base: SoakOptions = { durationSeconds: 60, ingresses: 10, rate: 5, faultIntervalSeconds: 10, faults: [], renderTimeoutMs: 5000, workerHeapMb: 64, seed: 1, outDir: '/tmp/x' };
+  const haproxy = { trafficRate: 100, reloadIntervalSeconds: 10, maxOldWorkers: 3 };
+
+  it('refuses the HAProxy faults without --haproxy, naming them', () => {
+    expect(() => validateSoakOptions({ ...base, faults: ['haproxy-master'] })).toThrow('--faults haproxy-worker, haproxy-master need --haproxy');
+    expect(() => validateSoakOptions({ ...base, faults: ['haproxy-master'], haproxy })).not.toThrow();
+  });
+
+  it('refuses the output fault with --haproxy, and a traffic rate or bound out of range', () => {
+    expect(() => validateSoakOptions({ ...base, faults: ['output'], haproxy })).toThrow('--faults output cannot be used with --haproxy');
+    expect(() => validateSoakOptions({ ...base, haproxy: { ...haproxy, trafficRate: 0 } })).toThrow('--traffic-rate');
+    expect(() => validateSoakOptions({ ...base, haproxy: { ...haproxy, maxOldWorkers: -1 } })).toThrow('--max-old-workers');
+    expect(() => validateSoakOptions({ ...base, haproxy: { ...haproxy, reloadIntervalSeconds: Number.NaN } })).toThrow('--reload-interval');
   });
 });
