@@ -198,7 +198,7 @@ describe('SyntheticCluster for a served soak', () => {
     const cluster = new SyntheticCluster({ ingresses: 2, annotations: { 'haproxy.org/check': 'false' } });
     cluster.populate(stores);
     cluster.editIngress(stores, 1, { 'haproxy.org/timeout-server': '31s' });
-    const ingress = stores.store('ingresses').get(`${cluster.namespace(1)}/app-1`) as { metadata: { annotations: Record<string, string> }; spec: { rules: { host: string }[] } };
+    const ingress = stores.store('ingresses').get(`${cluster.namespace(1)}/app-1`) as unknown as { metadata: { annotations: Record<string, string> }; spec: { rules: { host: string }[] } };
     expect(ingress.metadata.annotations).toMatchObject({ 'haproxy.org/check': 'false', 'haproxy.org/timeout-server': '31s' });
     expect(ingress.spec.rules[0]?.host).toBe(cluster.host(1));
   });
