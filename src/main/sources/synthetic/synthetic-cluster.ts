@@ -20,6 +20,14 @@ export interface SyntheticOptions {
   readonly endpointsPerService?: number;
   /** Ingresses per namespace. @default 50 */
   readonly perNamespace?: number;
+  /** Where a pod listens: its address for (app, pod, endpoint slot). @default a stable address in 10.0.0.0/8 */
+  readonly podAddress?: (index: number, pod: number, slot: number) => string;
+  /** The port every pod listens on (the EndpointSlice's port). @default 8080 */
+  readonly podPort?: number;
+  /** Apps 0 .. stable-1 are never deleted by `change` (traffic can rely on their hosts). @default 0 */
+  readonly stable?: number;
+  /** Annotations every Ingress carries. @default none */
+  readonly annotations?: Readonly<Record<string, string>>;
 }
 
 export interface SyntheticChange {
@@ -82,6 +90,7 @@ export class SyntheticCluster {
     }
     const position = Math.floor(this.#random() * this.#live.length);
     const index = this.#live[position] as number;
+    if (index < (this.options.stable ?? 0)) return this.change(stores);
     this.#live.splice(position, 1);
     const ns = this.namespace(index);
     stores.store('ingresses').delete(`${ns}/app-${index}`);
@@ -94,7 +103,17 @@ export class SyntheticCluster {
     return `team-${Math.floor(index / this.#perNamespace)}`;
   }
 
-  ingress(index: number, generation = 0): KubeObject {
+  /** The host of app `index`'s Ingress. */
+  host(index: number): string {
+    return `app-${index}.${this.namespace(index)}.example.com`;
+  }
+
+  /** App `index`'s Ingress edited with annotations of its own (an edit that changes a backend's options). */
+  editIngress(stores: StoreProvider, index: number, annotations: Readonly<Record<string, string>>): void {
+    stores.store('ingresses').upsert(this.ingress(index, ++this.#generation, annotations));
+  }
+
+  ingress(index: number, generation = 0, annotations: Readonly<Record<string, string>> = {}): KubeObject {
     const ns = this.namespace(index);
     const name = `app-${index}`;
     const paths = [
@@ -104,8 +123,8 @@ export class SyntheticCluster {
     return {
       apiVersion: 'networking.k8s.io/v1',
       kind: 'Ingress',
-      metadata: { name, namespace: ns, annotations: { 'synthetic/generation': String(generation) } },
-      spec: { ingressClassName: 'haproxy', rules: [{ host: `${name}.${ns}.example.com`, http: { paths } }] },
+      metadata: { name, namespace: ns, annotations: { ...this.options.annotations, ...annotations, 'synthetic/generation': String(generation) } },
+      spec: { ingressClassName: 'haproxy', rules: [{ host: this.host(index), http: { paths } }] },
     };
   }
 
@@ -114,7 +133,7 @@ export class SyntheticCluster {
       apiVersion: 'v1',
       kind: 'Service',
       metadata: { name: `app-${index}`, namespace: this.namespace(index) },
-      spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+      spec: { ports: [{ name: 'http', port: 80, targetPort: this.options.podPort ?? 8080 }] },
     };
   }
 
@@ -123,7 +142,7 @@ export class SyntheticCluster {
     for (let e = 0; e < this.#endpoints; e++) {
       // A rolling deploy replaces one pod at a time: one address moves per generation.
       const pod = e === generation % this.#endpoints ? generation : e;
-      endpoints.push({ addresses: [podAddress(index, pod)], conditions: { ready: true } });
+      endpoints.push({ addresses: [(this.options.podAddress ?? podAddress)(index, pod, e)], conditions: { ready: true } });
     }
     return {
       apiVersion: 'discovery.k8s.io/v1',
@@ -134,7 +153,7 @@ export class SyntheticCluster {
         labels: { 'kubernetes.io/service-name': `app-${index}` },
       },
       addressType: 'IPv4',
-      ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+      ports: [{ name: 'http', port: this.options.podPort ?? 8080, protocol: 'TCP' }],
       endpoints,
     };
   }

@@ -5,6 +5,8 @@
 // - leadership: the elector steps down, and back up after the hold time.
 // - output: a file takes the output directory's place (every write fails, as root too), and is
 //   removed after the hold time; the writer creates the directory again.
+// - haproxy-worker, haproxy-master: SIGKILL of HAProxy's current worker, or of its master; the
+//   fault is cleared once the supervisor has HAProxy running again (a new master with a worker).
 import { rm, writeFile } from 'node:fs/promises';
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import type { StoreProvider } from '../../stores/store-provider.js';
@@ -26,6 +28,8 @@ export interface FaultInjectorOptions {
   readonly holdMs: number;
   /** ms since the soak started, the FaultLog's time. */
   readonly elapsedMs: () => number;
+  /** With a real HAProxy: kills its worker or master, resolving once HAProxy runs again. */
+  readonly haproxy?: { kill(which: 'worker' | 'master'): Promise<void> };
 }
 
 const WORKER_FAULTS: readonly FaultKind[] = ['crash', 'hang', 'oom'] satisfies readonly WorkerFault[];
@@ -61,6 +65,14 @@ export class FaultInjector {
         await blockDirectory(outputRoot);
         this.#holdThen(() => rm(outputRoot, { force: true }));
         return;
+      case 'haproxy-worker':
+      case 'haproxy-master': {
+        const haproxy = this.#options.haproxy;
+        if (haproxy === undefined) throw new Error(`${kind} needs a HAProxy`);
+        await haproxy.kill(kind === 'haproxy-worker' ? 'worker' : 'master');
+        this.#clear();
+        return;
+      }
       default: {
         const unreachable: never = kind;
         throw new Error(`unknown fault ${String(unreachable)}`);

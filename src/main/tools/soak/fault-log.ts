@@ -8,7 +8,8 @@
 //
 // Cleared is when a worker fault's render has failed (its worker is gone or going), or when a
 // leadership or output fault is undone. A success of an older version proves nothing: it may
-// have been rendered, or written, before the fault.
+// have been rendered, or written, before the fault. Against a real HAProxy (`serving`), every
+// fault awaits a deployment instead: HAProxy serving that store version (or one after it).
 import { deferred, type Deferred } from '../../core/async.js';
 import type { FaultKind } from './soak-options.js';
 
@@ -24,8 +25,8 @@ export interface FaultRecord {
   readonly recoveredVersion: number | null;
 }
 
-/** What counts as a success after a fault: a render, or a render written to the output directory. */
-export type Success = 'render' | 'write';
+/** What counts as a success after a fault: a render, a render written to the output directory, or deployed to HAProxy. */
+export type Success = 'render' | 'write' | 'deploy';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -33,6 +34,12 @@ export class FaultLog {
   readonly #records: Mutable<FaultRecord>[] = [];
   /** Invariant: the open record is the last one, and its recovery is awaited here. */
   #open: { readonly record: Mutable<FaultRecord>; readonly recovered: Deferred<void> } | undefined;
+  readonly #serving: boolean;
+
+  /** `serving`: the soak deploys to HAProxy, and a fault recovers once HAProxy serves the version. */
+  constructor(options: { readonly serving?: boolean } = {}) {
+    this.#serving = options.serving ?? false;
+  }
 
   get records(): readonly FaultRecord[] {
     return this.#records;
@@ -64,7 +71,7 @@ export class FaultLog {
     const open = this.#open;
     if (open === undefined) return;
     const { record } = open;
-    if (record.clearedVersion === null || version < record.clearedVersion || success !== awaitedSuccess(record.kind)) return;
+    if (record.clearedVersion === null || version < record.clearedVersion || success !== awaitedSuccess(record.kind, this.#serving)) return;
     record.recoveredMs = atMs;
     record.recoveredVersion = version;
     this.#open = undefined;
@@ -77,7 +84,8 @@ export class FaultLog {
   }
 }
 
-/** The success that shows the engine is past a fault: for the output directory, a write. */
-export function awaitedSuccess(kind: FaultKind): Success {
+/** The success that shows the engine is past a fault: a deployment when serving, for the output directory a write. */
+export function awaitedSuccess(kind: FaultKind, serving = false): Success {
+  if (serving) return 'deploy';
   return kind === 'output' ? 'write' : 'render';
 }

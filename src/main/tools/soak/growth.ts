@@ -44,6 +44,11 @@ export const GROWTH_RULE =
   `Floors, so that neither the garbage-collection sawtooth nor a fault's spike decides; their slope is reported as the trend. ` +
   `The halves' middles lie half the span apart, so a longer soak catches slower growth.`;
 
+export const HAPROXY_GROWTH_RULE =
+  `With --haproxy, the RSS of HAProxy's master and workers together is judged as the other memory series; HAProxy's worker count ` +
+  `(current and draining) grows when the floor of its second half exceeds the first half's, or when it ever exceeds ` +
+  `1 + the old-worker bound + 1 (a reload's new worker before the oldest past the bound is stopped).`;
+
 export function warmupMs(durationMs: number): number {
   return Math.min(MAX_WARMUP_MS, Math.round(durationMs * WARMUP_SHARE));
 }
@@ -106,4 +111,31 @@ function slopePerMinute(points: readonly (readonly [number, number])[]): number 
   );
   const spread = n * sums.xx - sums.x * sums.x;
   return spread > 0 ? (n * sums.xy - sums.x * sums.y) / spread : 0;
+}
+
+/** Whether a count (HAProxy's workers) grows: its floors as for memory, and its peak against a bound. */
+export interface CountGrowth {
+  readonly firstHalfFloor: number;
+  readonly secondHalfFloor: number;
+  readonly peak: number;
+  readonly bound: number;
+  /** The second half's floor above the first half's, or the peak above the bound. */
+  readonly growing: boolean;
+}
+
+/** A count's growth from `fromMs` on (floors as seriesGrowth takes them); null when either half has too few floors. */
+export function countGrowth(points: readonly (readonly [number, number])[], fromMs: number, bound: number): CountGrowth | null {
+  const judged = points.filter(([t]) => t >= fromMs);
+  const last = judged.at(-1);
+  if (last === undefined) return null;
+  const spanMs = last[0] - fromMs;
+  const floors = blockFloors(judged, fromMs, Math.min(FLOOR_BLOCK_MS, spanMs / MIN_BLOCKS));
+  const middleMs = fromMs + spanMs / 2;
+  const first = floors.filter(([t]) => t <= middleMs).map(([, n]) => n);
+  const second = floors.filter(([t]) => t > middleMs).map(([, n]) => n);
+  if (first.length < MIN_HALF_FLOORS || second.length < MIN_HALF_FLOORS) return null;
+  const firstHalfFloor = median(first);
+  const secondHalfFloor = median(second);
+  const peak = Math.max(...judged.map(([, n]) => n));
+  return { firstHalfFloor, secondHalfFloor, peak, bound, growing: secondHalfFloor > firstHalfFloor || peak > bound };
 }

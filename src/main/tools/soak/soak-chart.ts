@@ -1,7 +1,10 @@
 // The soak's SVG chart, drawn from a SoakReport: memory over time (RSS, the main heap used, total
 // and live, external memory, the workers' heap) above the main event-loop delay per sample period
 // (p50, p99, max; log scale), both with a marker at each fault injection. Two line charts from
-// svg-chart.ts, stacked in one SVG document.
+// svg-chart.ts, stacked in one SVG document. With `--haproxy`, the memory chart also shows the RSS
+// of HAProxy's master and workers, and two more charts follow: the traffic's latency per period
+// (p50, p99, max; log scale), and HAProxy's workers (current and draining) with the requests
+// that failed in each period, outside and during HAProxy faults.
 import { lineChartSvg, type ChartMarker, type ChartSeries } from '../svg-chart.js';
 import type { SoakReport } from './soak-report.js';
 import type { SoakSample } from './soak-sampler.js';
@@ -36,6 +39,7 @@ export function soakChart(report: SoakReport): string {
       line('main live heap (after a full GC)', '#8c564b', (s) => s.liveHeapMb),
       line('external', '#9467bd', (s) => s.externalMb, '2 3'),
       line("workers' heap", '#2ca02c', (s) => s.workerHeapMb),
+      ...(o.haproxy === undefined ? [] : [line('HAProxy RSS (master + workers)', '#ff7f0e', (s) => s.haproxy?.rssMb ?? null)]),
     ],
     markers,
   });
@@ -53,7 +57,36 @@ export function soakChart(report: SoakReport): string {
     logY: { floor: 0.1 },
     markers,
   });
-  return stack([memory, delay]);
+  if (o.haproxy === undefined) return stack([memory, delay]);
+  const latency = lineChartSvg({
+    title: `Request latency through HAProxy: ${o.haproxy.trafficRate} requests/s`,
+    xLabel: 'time since the flood started (s)',
+    yLabel: `latency per ${report.samplePeriodMs / 1000} s sample (ms, log scale)`,
+    width: WIDTH,
+    height: HEIGHT,
+    series: [
+      line('p50', '#2ca02c', (s) => (s.traffic === undefined || s.traffic.ok === 0 ? null : s.traffic.p50Ms)),
+      line('p99', '#ff7f0e', (s) => (s.traffic === undefined || s.traffic.ok === 0 ? null : s.traffic.p99Ms)),
+      line('max', '#d62728', (s) => (s.traffic === undefined || s.traffic.ok === 0 ? null : s.traffic.maxMs)),
+    ],
+    logY: { floor: 0.1 },
+    markers,
+  });
+  const processes = lineChartSvg({
+    title: `HAProxy workers (old-worker bound ${o.haproxy.maxOldWorkers}) and failed requests`,
+    xLabel: 'time since the flood started (s)',
+    yLabel: `count per ${report.samplePeriodMs / 1000} s sample`,
+    width: WIDTH,
+    height: HEIGHT,
+    series: [
+      line('workers (current + draining)', '#1f77b4', (s) => s.haproxy?.workers ?? null),
+      line('old workers draining', '#1f77b4', (s) => s.haproxy?.oldWorkers ?? null, '6 3'),
+      line('failed requests outside faults', '#d62728', (s) => s.traffic?.failed ?? null),
+      line('failed requests during HAProxy faults', '#9467bd', (s) => s.traffic?.faultFailed ?? null, '2 3'),
+    ],
+    markers,
+  });
+  return stack([memory, delay, latency, processes]);
 }
 
 /** SVG documents of HEIGHT each, one under the other, as nested <svg> elements of one document. */

@@ -5,6 +5,7 @@
 import { availableParallelism } from 'node:os';
 import type { FaultRecord } from './fault-log.js';
 import { GROWTH_RULE, seriesGrowth, warmupMs, type SeriesGrowth } from './growth.js';
+import { haproxyJudgement, haproxySummaryLines, type HaproxyJudgement, type HaproxyMeasurement } from './haproxy-report.js';
 import { FAULT_KINDS, type FaultKind, type SoakOptions } from './soak-options.js';
 import type { EventLoopDelay, SoakSample } from './soak-sampler.js';
 
@@ -25,6 +26,8 @@ export interface SoakMeasurement {
   readonly peakWorkerHeapMb: number | null;
   readonly totals: SoakTotals;
   readonly faults: readonly FaultRecord[];
+  /** With `--haproxy`. */
+  readonly haproxy?: HaproxyMeasurement;
 }
 
 export interface SoakTotals {
@@ -62,6 +65,8 @@ export interface SoakReport extends Omit<SoakMeasurement, 'peakRssMb' | 'peakHea
     readonly growth: { readonly rss: SeriesGrowth | null; readonly liveHeap: SeriesGrowth | null; readonly workerHeap: SeriesGrowth | null };
   };
   readonly faultSummary: { readonly injected: number; readonly recovered: number; readonly byKind: Readonly<Record<FaultKind, FaultKindSummary>> };
+  /** With `--haproxy`: HAProxy's memory and worker count judged, and the traffic. */
+  readonly haproxyVerdict?: HaproxyJudgement;
   readonly verdict: {
     /** `unjudged`: a series had too few samples after the warm-up (a soak too short). */
     readonly memory: 'bounded' | 'growing' | 'unjudged';
@@ -84,17 +89,20 @@ export function soakReport(m: SoakMeasurement): SoakReport {
     liveHeap: seriesGrowth(series((s) => s.liveHeapMb), warmup),
     workerHeap: seriesGrowth(series((s) => s.workerHeapMb), warmup),
   };
-  const judged = Object.values(growth);
+  const haproxy = m.haproxy === undefined ? undefined : haproxyJudgement(m.haproxy, m.samples, warmup);
+  const judged = [...Object.values(growth), ...(haproxy === undefined ? [] : [haproxy.rss, haproxy.workers])];
   const memory = judged.some((g) => g?.growing === true) ? 'growing' : judged.every((g) => g !== null) ? 'bounded' : 'unjudged';
   const recovered = m.faults.filter((f) => f.recoveredMs !== null).length;
   const allFaultsRecovered = recovered === m.faults.length;
+  const trafficClean = haproxy?.trafficClean ?? true;
   return {
     ...measured,
     environment: { node: process.version, platform: `${process.platform}-${process.arch}`, cpus: availableParallelism() },
     warmupMs: warmup,
     memory: { peakRssMb, lastRssMb: m.samples.at(-1)?.rssMb ?? 0, peakHeapUsedMb, peakWorkerHeapMb, growth },
     faultSummary: { injected: m.faults.length, recovered, byKind: faultsByKind(m.faults) },
-    verdict: { memory, memoryRule: GROWTH_RULE, allFaultsRecovered, pass: allFaultsRecovered && memory === 'bounded' },
+    ...(haproxy === undefined ? {} : { haproxyVerdict: haproxy }),
+    verdict: { memory, memoryRule: GROWTH_RULE, allFaultsRecovered, pass: allFaultsRecovered && memory === 'bounded' && trafficClean },
   };
 }
 
@@ -111,7 +119,7 @@ export function textSummary(r: SoakReport): string {
   const eld = r.eventLoopDelay;
   const mem = r.memory;
   const lines = [
-    `soak: ${seconds(r.floodMs)} flood of ${o.ingresses} Ingresses at ${o.rate} changes/s, ${r.threads} worker thread${r.threads === 1 ? '' : 's'}, ` +
+    `soak${o.haproxy === undefined ? '' : ' --haproxy'}: ${seconds(r.floodMs)} flood of ${o.ingresses} Ingresses at ${o.rate} changes/s, ${r.threads} worker thread${r.threads === 1 ? '' : 's'}, ` +
       `a fault every ${o.faultIntervalSeconds} s (${o.faults.join(', ') || 'none'}); initial render ${seconds(r.initialRenderMs)}`,
     `renders ${t.renders} (${rate}/s), changes ${t.changes}, render failures ${t.failures}, writes ${t.writes} (failed ${t.writeFailures}), ` +
       `workers replaced ${t.workersReplaced}, critical drops ${t.criticalDrops}, lossy drops ${t.lossyDrops}`,
@@ -129,8 +137,10 @@ export function textSummary(r: SoakReport): string {
         ["workers' heap", mem.growth.workerHeap],
       ] as const
     ).map(([label, g]) => `  ${label}: ${growthLine(g)}`),
-    `memory: ${r.verdict.memory}. ${r.verdict.memoryRule}`,
-    `verdict: ${r.verdict.pass ? 'PASS' : 'FAIL'} (${r.verdict.allFaultsRecovered ? 'every fault recovered' : 'a fault did not recover'}, memory ${r.verdict.memory})`,
+    ...(r.haproxy === undefined || r.haproxyVerdict === undefined ? [] : haproxySummaryLines(r.haproxy, r.haproxyVerdict, growthLine)),
+    `memory: ${r.verdict.memory}. ${r.verdict.memoryRule}${r.haproxyVerdict === undefined ? '' : ` ${r.haproxyVerdict.rule}`}`,
+    `verdict: ${r.verdict.pass ? 'PASS' : 'FAIL'} (${r.verdict.allFaultsRecovered ? 'every fault recovered' : 'a fault did not recover'}, memory ${r.verdict.memory}` +
+      `${r.haproxyVerdict === undefined ? '' : r.haproxyVerdict.trafficClean ? ', no request failed outside a HAProxy fault' : ', requests FAILED outside HAProxy faults'})`,
   ];
   return `${lines.join('\n')}\n`;
 }

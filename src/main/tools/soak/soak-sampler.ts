@@ -4,12 +4,15 @@
 // profiler: the soak never forces one) and GC time, the workers' heap, the main event-loop delay
 // of the period (p50, p99, max, net of the monitor's resolution), renders per second and the
 // running failure and drop counts. The workers' heap and the 100 ms peaks come from the load
-// test's MemorySampler running alongside.
+// test's MemorySampler running alongside. With `--haproxy`, each sample also holds HAProxy's
+// processes (workers, old workers, their RSS) and the period's traffic (answered, failed, latency).
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { GCProfiler } from 'node:v8';
 import { every, type Clock } from '../../core/clock.js';
 import { MemorySampler, memoryWindowMs } from '../loadtest/memory.js';
 import { round, toMb } from '../loadtest/units.js';
+import type { HaproxySample } from './haproxy-sampler.js';
+import type { TrafficPeriod } from './soak-traffic.js';
 
 export interface SoakSample {
   /** End of the period, ms since the soak started. */
@@ -37,6 +40,10 @@ export interface SoakSample {
   readonly failures: number;
   readonly criticalDrops: number;
   readonly lossyDrops: number;
+  /** With `--haproxy`: HAProxy's processes at the period's end (null when the poll failed: HAProxy restarting). */
+  readonly haproxy?: HaproxySample | null;
+  /** With `--haproxy`: the period's traffic. */
+  readonly traffic?: TrafficPeriod;
 }
 
 /** Running totals the sampler reads each period. */
@@ -53,6 +60,8 @@ export interface SoakSamplerOptions {
   readonly counters: () => SoakCounters;
   /** The pool workers' heap in use, summed. */
   readonly workerHeapBytes: () => Promise<number>;
+  /** With `--haproxy`: the latest sample of HAProxy's processes, and the period's traffic (taken, so it restarts). */
+  readonly haproxy?: { readonly processes: () => HaproxySample | null; readonly takeTraffic: () => TrafficPeriod };
 }
 
 export interface EventLoopDelay {
@@ -145,6 +154,7 @@ export class SoakSampler {
       eldMaxMs: netDelayMs(this.#eldPeriod.max),
       rendersPerSecond: seconds > 0 ? round((counters.renders - this.#lastRenders) / seconds, 2) : 0,
       ...counters,
+      ...(this.#options.haproxy === undefined ? {} : { haproxy: this.#options.haproxy.processes(), traffic: this.#options.haproxy.takeTraffic() }),
     });
     this.#eldPeriod.reset();
     this.#lastRenders = counters.renders;
