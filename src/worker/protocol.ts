@@ -52,7 +52,7 @@ export interface Rejection {
   readonly wholeObject?: true;
   /**
    * The stable reason. Set on the routing model's findings; the object checks leave it out, and
-   * their reason follows from `scope` (object-guard.ts `codeOf`: annotation -> InvalidAnnotation,
+   * their reason follows from `scope` (object-guard.ts `reasonCodeOf`: annotation -> InvalidAnnotation,
    * tls -> InvalidTLS, endpoint -> EndpointRefused, object and path -> Rejected).
    */
   readonly code?: RejectionCode;
@@ -336,7 +336,8 @@ export interface OutputPaths {
  * a host another namespace owns, an annotation value, a TLS entry or Secret, a missing backend,
  * an endpoint address refused.
  */
-export type AdmissionReason = 'Rejected' | 'HostConflict' | 'InvalidAnnotation' | 'InvalidTLS' | 'BackendNotFound' | 'EndpointRefused';
+/** An admission denial names the reason the rejection's Event would carry. */
+export type AdmissionReason = RejectionCode;
 
 /** One admission request as the webhook's checker sees it (decoded from an AdmissionReview). */
 export interface AdmissionCheckRequest {

@@ -3,7 +3,7 @@
 // `BackendNotFound`, `EndpointRefused`), each with the message the log gives, capped at 1 KiB.
 // Rejections arrive escaped (see the worker's log-text.ts): no object text reaches an Event raw.
 import type { Rejection, RejectionCode } from '../../worker/protocol.js';
-import { codeOf } from '../../worker/store/object-guard.js';
+import { reasonCodeOf } from '../../worker/store/object-guard.js';
 
 /** An Event's note is cut to this many bytes (the API server's own limit is 1 KiB). */
 export const MAX_NOTE_BYTES = 1024;
@@ -36,7 +36,7 @@ export function findingsOf(rejections: readonly Rejection[]): Map<string, { read
       entry = { ref, byReason: new Map() };
       out.set(key, entry);
     }
-    const reason = rejection.code ?? codeOf(rejection.scope);
+    const reason = reasonCodeOf(rejection);
     if (!entry.byReason.has(reason)) entry.byReason.set(reason, { reason, note: capNote(`${key}: ${rejection.reason}`) });
   }
   return out;

@@ -15,7 +15,7 @@ import { escapeLogText } from '../store/log-text.js';
 import { checkObjectAs, rejectionMessage } from '../store/object-guard.js';
 import { admitObject, StoreRefusal, type StoreIdentity } from '../store/store-admission.js';
 import { StoreReplica } from '../store/store-replica.js';
-import { admissionReasonOf } from './admission-reason.js';
+import { reasonCodeOf } from '../store/object-guard.js';
 import { OwnershipIndex } from './ownership-index.js';
 
 /** A denial's message is at most this long; the API server shows it to `kubectl apply`. */
@@ -143,7 +143,7 @@ export class AdmissionChecker {
 /** Denied with the first rejection's reason; the message lists them all, as the render reports them. */
 function denyRejections(rejections: readonly Rejection[]): AdmissionVerdict {
   const first = rejections[0] as Rejection;
-  return deny(admissionReasonOf(first), rejections.map(rejectionMessage).join('; '));
+  return deny(reasonCodeOf(first), rejections.map(rejectionMessage).join('; '));
 }
 
 function deny(reason: NonNullable<AdmissionVerdict['reason']>, message: string): AdmissionVerdict {

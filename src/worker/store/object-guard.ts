@@ -190,18 +190,26 @@ function rejection(kind: string, object: KubeObject, problem: { readonly scope: 
 }
 
 /**
- * The stable reason of a rejection by the object checks, by what it cost: the object checks'
- * rejections carry no `code` (their scope determines it); the routing model's findings do.
+ * The stable reason of a rejection, as its Kubernetes Event and an admission denial name it: the
+ * routing model's findings carry their `code`; the object checks' rejections take it from what
+ * they cost (their scope), and a TLS Secret the checks refuse is a broken TLS entry for every
+ * Ingress that names it.
  */
-export function codeOf(scope: RejectionScope): RejectionCode {
-  switch (scope) {
+export function reasonCodeOf(rejection: Pick<Rejection, 'kind' | 'scope' | 'code'>): RejectionCode {
+  if (rejection.code !== undefined) return rejection.code;
+  switch (rejection.scope) {
     case 'annotation':
       return 'InvalidAnnotation';
     case 'tls':
       return 'InvalidTLS';
     case 'endpoint':
       return 'EndpointRefused';
-    default:
-      return 'Rejected';
+    case 'object':
+    case 'path':
+      return rejection.kind === 'Secret' ? 'InvalidTLS' : 'Rejected';
+    default: {
+      const never: never = rejection.scope;
+      return never;
+    }
   }
 }
