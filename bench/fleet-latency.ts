@@ -21,13 +21,16 @@ import { OutputDirectory, outputPathsIn } from '../src/main/output/output-direct
 import { ChangeBatcher } from '../src/main/sources/change-batcher.js';
 import { SyntheticCluster } from '../src/main/sources/synthetic/synthetic-cluster.js';
 import { loadOutputTemplateSet } from '../src/main/template-set/output-template-set.js';
+import { benchCommand, sizeArgument } from './bench-command.js';
 import { environment, median, printTable, sig, type Row } from './lib.js';
 
 const SAMPLES = 9;
 const TOKEN = 'bench-token';
 const ADDRESSES = ['127.0.0.2', '127.0.0.3', '127.0.0.4'];
-const sizes = process.argv.slice(2).map(Number).filter((n) => Number.isInteger(n) && n > 0);
-const N = sizes.length > 0 ? sizes : [1_000, 10_000];
+const command = benchCommand('bench:fleet', "an EndpointSlice change until the last of 3 agents applied it, side by side with one local HAProxy; writes bench/results/fleet-latency.json")
+  .argument('[sizes...]', 'cluster sizes in Ingresses (default 1000 10000)', sizeArgument)
+  .parse();
+const N = (command.processedArgs[0] as number[] | undefined) ?? [1_000, 10_000];
 
 async function measure(n: number, mode: 'local' | 'fleet'): Promise<Row> {
   const root = await mkdtemp(join(tmpdir(), 'haptic-fleet-bench-'));

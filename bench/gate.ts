@@ -14,11 +14,14 @@ import { haproxyRenderChecker, type CheckableRender, type RenderChecker } from '
 import { InlinePipeline } from '../src/main/pipeline/inline-pipeline.js';
 import { loadTemplateSet } from '../src/main/template-set/template-set.js';
 import { SYNTHETIC_CLUSTER_VALUES } from '../src/main/sources/synthetic/synthetic-cluster.js';
+import { benchCommand, sizeArgument } from './bench-command.js';
 import { environment, median, OneObjectChanger, populatedStores, printTable, sig, type Row } from './lib.js';
 
 const SAMPLES = 5;
-const sizes = process.argv.slice(2).map(Number).filter((n) => Number.isInteger(n) && n > 0);
-const N = sizes.length > 0 ? sizes : [1_000, 10_000];
+const command = benchCommand('bench:gate', "the render gate's main-thread cost per render: the old checker against the helper process; writes bench/results/gate.json")
+  .argument('[sizes...]', 'cluster sizes in Ingresses (default 1000 10000)', sizeArgument)
+  .parse();
+const N = (command.processedArgs[0] as number[] | undefined) ?? [1_000, 10_000];
 const DIRECTORIES = { mapsDir: '/etc/haproxy/maps', filesDir: '/etc/haproxy/files', certsDir: '/etc/haproxy/certs' };
 const never = new AbortController().signal;
 

@@ -18,6 +18,8 @@ const WITH_HELP: Readonly<Record<string, RegExp>> = {
   bench: /^Usage: npm run bench -- \[options\] \[suites\.\.\.\]/m,
   'bench:scale': /^Usage: npm run bench:scale -- \[options\] \[sizes\.\.\.\]/m,
   'bench:latency': /^Usage: npm run bench:latency -- \[options\] \[sizes\.\.\.\]/m,
+  'bench:fleet': /^Usage: npm run bench:fleet -- \[options\] \[sizes\.\.\.\]/m,
+  'bench:gate': /^Usage: npm run bench:gate -- \[options\] \[sizes\.\.\.\]/m,
   'bench:live-heap': /^Usage: npm run bench:live-heap -- \[options\] \[seconds\]/m,
 };
 /** Scripts of the tool chain (npm, tsc, eslint, vitest), whose options are their tools'. */

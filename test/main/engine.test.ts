@@ -107,7 +107,7 @@ describe('Engine', () => {
 
     const synchronized = h.ofType('index.synchronized');
     expect(synchronized).toHaveLength(1);
-    expect(synchronized[0]?.resourceCounts).toEqual({ ingresses: 1, services: 1, endpointslices: 1, secrets: 0, ingressclasses: 0 });
+    expect(synchronized[0]?.resourceCounts).toEqual({ ingresses: 1, services: 1, endpointslices: 1, secrets: 0, ingressclasses: 0, gatewayclasses: 0, gateways: 0, httproutes: 0, referencegrants: 0, namespaces: 0 });
     expect(synchronized[0]?.timestamp).toBe(h.clock.now());
     // It comes first: no reconciliation before the stores are announced.
     expect(types(h.published())[0]).toBe('index.synchronized');
@@ -241,7 +241,7 @@ describe('Engine', () => {
 
     h.start();
     await idle(h);
-    expect(h.ofType('index.synchronized')[0]?.resourceCounts).toEqual({ ingresses: 2, services: 2, endpointslices: 2, secrets: 0, ingressclasses: 0 });
+    expect(h.ofType('index.synchronized')[0]?.resourceCounts).toEqual({ ingresses: 2, services: 2, endpointslices: 2, secrets: 0, ingressclasses: 0, gatewayclasses: 0, gateways: 0, httproutes: 0, referencegrants: 0, namespaces: 0 });
     expect(h.ofType('template.rendered')[0]?.haproxyConfig).toContain(backend('api'));
   });
 

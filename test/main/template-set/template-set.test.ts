@@ -17,7 +17,7 @@ function parseError(text: string, file = 'set.yaml'): TemplateSetError {
 }
 
 describe('loadTemplateSet', () => {
-  it('loads the bundled default set with its five stores and default values', async () => {
+  it('loads the bundled default set with its Ingress and Gateway API stores and default values', async () => {
     const set = await loadTemplateSet();
     expect(set.stores.map((s) => `${s.name}=${s.apiVersion}/${s.kind}`)).toEqual([
       'ingresses=networking.k8s.io/v1/Ingress',
@@ -25,6 +25,11 @@ describe('loadTemplateSet', () => {
       'endpointslices=discovery.k8s.io/v1/EndpointSlice',
       'secrets=v1/Secret',
       'ingressclasses=networking.k8s.io/v1/IngressClass',
+      'gatewayclasses=gateway.networking.k8s.io/v1/GatewayClass',
+      'gateways=gateway.networking.k8s.io/v1/Gateway',
+      'httproutes=gateway.networking.k8s.io/v1/HTTPRoute',
+      'referencegrants=gateway.networking.k8s.io/v1beta1/ReferenceGrant',
+      'namespaces=v1/Namespace',
     ]);
     expect(set.stores.find((s) => s.name === 'ingressclasses')).toMatchObject({ indexBy: ['metadata.name'], namespaced: false });
     expect(set.stores.find((s) => s.name === 'endpointslices')).toMatchObject({
@@ -41,7 +46,7 @@ describe('loadTemplateSet', () => {
       selfSignedCertificate: '',
       stats: '',
     });
-    expect(Object.keys(set.maps).sort()).toEqual(['host-exact.map', 'host-prefix.map', 'host-regex.map', 'path-exact.map', 'path-prefix.map', 'tls-hosts.lst']);
+    expect(Object.keys(set.maps).sort()).toEqual(['host-exact.map', 'host-fallback-late.map', 'host-fallback.map', 'host-prefix.map', 'host-regex.map', 'path-exact.map', 'path-prefix.map', 'tls-hosts.lst']);
   });
 
   it('applies overrides on top of the set values', async () => {
