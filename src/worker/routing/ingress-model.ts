@@ -19,7 +19,8 @@ export {
   type TlsHostOwnership,
 } from './model.js';
 export type { ModelSource, StoreReader } from './model-source.js';
-export { buildRoutingModel, RoutingModelBuilder } from './model-builder.js';
+export { RoutingModelBuilder } from './model-builder.js';
+export { buildRoutingModel } from './cold-model.js';
 export { acceptsClass, classOf, classPolicy, DEFAULT_CLASS_ANNOTATION, LEGACY_CLASS_ANNOTATION, type ClassPolicy } from './ingress-class.js';
 export { DEFAULT_CERTIFICATE_NAME } from './model-assembly.js';
 export { assignSlots, PARKED_ADDRESS, parseSlotFile, SERVER_SLOTS_FILE, slotLine } from './server-slots.js';

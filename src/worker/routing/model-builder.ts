@@ -16,25 +16,11 @@ import type { ModelSource } from './model-source.js';
 import { lookupKey, objectDepKey } from './recorded-reads.js';
 import { RouteIndex, tablesOf } from './route-index.js';
 import { SERVER_SLOTS_FILE } from './server-slots.js';
-import { SlotFileCache } from './slot-file-cache.js';
 import { RateLimitTables } from './rate-limit-tables.js';
 import { CheckBudget } from './check-budget.js';
 import { OutputBudget } from './output-budget.js';
 import { SlotFile } from './slot-file.js';
 import { SlotBudget } from './slot-budget.js';
-
-/**
- * The routing model built in one go with nothing cached: what a cold worker computes, and the
- * reference the incremental builder is tested against.
- */
-export function buildRoutingModel(
-  source: ModelSource,
-  options: ModelOptions,
-  baseline: RenderBaseline | undefined,
-  warn: Warn,
-): RoutingModel {
-  return new RoutingModelBuilder(options).build(source, baseline, warn);
-}
 
 /** Stores whose changes invalidate entries; IngressClasses are read whole each build instead. */
 const TRACKED_STORES = ['ingresses', 'services', 'endpointSlices', 'secrets'] as const;
@@ -67,10 +53,9 @@ export class RoutingModelBuilder {
   readonly #dependents = new Map<string, string | Set<string>>();
   /** The stores seen by the last build and their generations then. */
   readonly #stores = new Map<string, { store: IndexedStore | undefined; generation: number }>();
-  readonly #slotFiles = new SlotFileCache();
   readonly #rateLimitTables = new RateLimitTables();
   readonly #checkBudget = new CheckBudget();
-  /** server-slots.txt, updated per changed backend. */
+  /** server-slots.txt: the baseline's parsed once, the new one updated per changed backend. */
   readonly #slotFile = new SlotFile();
   /** Entries whose backends get no servers (see SlotBudget), with the warning of each. */
   #starved = new Map<IngressEntry, string>();
@@ -125,7 +110,7 @@ export class RoutingModelBuilder {
     // The baseline is usually this builder's own last output: then every cached backend's slots
     // are exactly what the baseline says, and assignSlots would give them back unchanged.
     const ownBaseline = this.#last !== undefined && slotText === this.#last.serverSlotsFile;
-    const previousSlots = ownBaseline ? undefined : this.#slotFiles.parse(slotText);
+    const previousSlots = ownBaseline ? undefined : this.#slotFile.parse(slotText);
 
     const entries: IngressEntry[] = [];
     const recomputedEntries: IngressEntry[] = [];

@@ -3,9 +3,10 @@
 // the backends are the same objects in the same places but for a few splices only those lines
 // into the previous text. Otherwise (backends added, removed or moved) the text is joined afresh
 // from each backend's line, cached per backend object. Either way the text is one flat string,
+// The previous render's slot file (the baseline) is parsed here too, once per text.
 // the same as joining every backend's line.
 import type { Backend } from './model.js';
-import { slotLine } from './server-slots.js';
+import { parseSlotFile, slotLine } from './server-slots.js';
 
 /** Beyond this share of changed backends, joining every line is as cheap as splicing. */
 const SPLICE_SHARE = 0.25;
@@ -13,7 +14,20 @@ const SPLICE_SHARE = 0.25;
 export class SlotFile {
   /** Slot-file line of each backend object. */
   readonly #lines = new WeakMap<Backend, string>();
+  /** The last baseline slot file parsed, and its text: parsed once, not per build. */
+  #parsedText: string | undefined;
+  #parsedSlots: ReadonlyMap<string, readonly string[]> = new Map();
   #previous: { readonly backends: readonly Backend[]; readonly text: string; readonly offsets: Int32Array } | undefined;
+
+  /** The slots of a baseline's slot file; the map is shared between builds, so never modified. */
+  parse(text: string | undefined): ReadonlyMap<string, readonly string[]> {
+    if (text === undefined || text === '') return new Map();
+    if (text !== this.#parsedText) {
+      this.#parsedSlots = parseSlotFile(text);
+      this.#parsedText = text;
+    }
+    return this.#parsedSlots;
+  }
 
   /** The slot file of `backends`, in order. */
   text(backends: readonly Backend[]): string {
