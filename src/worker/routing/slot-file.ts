@@ -3,8 +3,8 @@
 // the backends are the same objects in the same places but for a few splices only those lines
 // into the previous text. Otherwise (backends added, removed or moved) the text is joined afresh
 // from each backend's line, cached per backend object. Either way the text is one flat string,
-// The previous render's slot file (the baseline) is parsed here too, once per text.
-// the same as joining every backend's line.
+// the same as joining every backend's line. The previous render's slot file (the baseline) is
+// parsed here too, once per text.
 import type { Backend } from './model.js';
 import { parseSlotFile, slotLine } from './server-slots.js';
 
