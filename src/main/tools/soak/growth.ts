@@ -58,17 +58,9 @@ export function warmupMs(durationMs: number): number {
  * from `fromMs` on; null when either half has fewer than MIN_HALF_FLOORS floors.
  */
 export function seriesGrowth(points: readonly (readonly [number, number])[], fromMs: number): SeriesGrowth | null {
-  const judged = points.filter(([t]) => t >= fromMs);
-  const last = judged.at(-1);
-  if (last === undefined) return null;
-  const spanMs = last[0] - fromMs;
-  const floors = blockFloors(judged, fromMs, Math.min(FLOOR_BLOCK_MS, spanMs / MIN_BLOCKS));
-  const middleMs = fromMs + spanMs / 2;
-  const first = floors.filter(([t]) => t <= middleMs).map(([, mb]) => mb);
-  const second = floors.filter(([t]) => t > middleMs).map(([, mb]) => mb);
-  if (first.length < MIN_HALF_FLOORS || second.length < MIN_HALF_FLOORS) return null;
-  const firstFloor = median(first);
-  const secondFloor = median(second);
+  const halves = halfFloors(points, fromMs);
+  if (halves === null) return null;
+  const { firstFloor, secondFloor, floors } = halves;
   const growthMb = secondFloor - firstFloor;
   const limitMb = Math.max(GROWTH_LIMIT_MIN_MB, (firstFloor * GROWTH_LIMIT_PCT) / 100);
   return {
@@ -125,17 +117,29 @@ export interface CountGrowth {
 
 /** A count's growth from `fromMs` on (floors as seriesGrowth takes them); null when either half has too few floors. */
 export function countGrowth(points: readonly (readonly [number, number])[], fromMs: number, bound: number): CountGrowth | null {
+  const halves = halfFloors(points, fromMs);
+  if (halves === null) return null;
+  const { firstFloor: firstHalfFloor, secondFloor: secondHalfFloor, judged } = halves;
+  const peak = Math.max(...judged.map(([, n]) => n));
+  return { firstHalfFloor, secondHalfFloor, peak, bound, growing: secondHalfFloor > firstHalfFloor || peak > bound };
+}
+
+/**
+ * The median floor of each half of the points from `fromMs` on (floors taken per block), the
+ * points judged and the floors; null when either half has fewer than MIN_HALF_FLOORS floors.
+ */
+function halfFloors(
+  points: readonly (readonly [number, number])[],
+  fromMs: number,
+): { readonly firstFloor: number; readonly secondFloor: number; readonly judged: readonly (readonly [number, number])[]; readonly floors: readonly (readonly [number, number])[] } | null {
   const judged = points.filter(([t]) => t >= fromMs);
   const last = judged.at(-1);
   if (last === undefined) return null;
   const spanMs = last[0] - fromMs;
   const floors = blockFloors(judged, fromMs, Math.min(FLOOR_BLOCK_MS, spanMs / MIN_BLOCKS));
   const middleMs = fromMs + spanMs / 2;
-  const first = floors.filter(([t]) => t <= middleMs).map(([, n]) => n);
-  const second = floors.filter(([t]) => t > middleMs).map(([, n]) => n);
+  const first = floors.filter(([t]) => t <= middleMs).map(([, v]) => v);
+  const second = floors.filter(([t]) => t > middleMs).map(([, v]) => v);
   if (first.length < MIN_HALF_FLOORS || second.length < MIN_HALF_FLOORS) return null;
-  const firstHalfFloor = median(first);
-  const secondHalfFloor = median(second);
-  const peak = Math.max(...judged.map(([, n]) => n));
-  return { firstHalfFloor, secondHalfFloor, peak, bound, growing: secondHalfFloor > firstHalfFloor || peak > bound };
+  return { firstFloor: median(first), secondFloor: median(second), judged, floors };
 }
