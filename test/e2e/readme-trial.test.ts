@@ -75,7 +75,11 @@ describe.skipIf(SKIP_HAPROXY)("the README's three-command trial", () => {
       const r = await send({ port: http as number, host, path: '/api/hello' }).catch(() => undefined);
       return r?.headers['x-backend'] === `127.0.0.1:${web}` ? r : undefined;
     }, 'the api path answered by the other backend', 30_000, 100);
-    const text = await (await fetch(`http://127.0.0.1:${metrics}/metrics`)).text();
+    // HAProxy answers with the new backend a moment before the deployment is counted (its files are written first).
+    const text = await eventually(async () => {
+      const body = await (await fetch(`http://127.0.0.1:${metrics}/metrics`)).text();
+      return body.includes('haptic_deployments_total{kind="runtime",outcome="success"} 1') ? body : undefined;
+    }, 'the runtime deployment counted', 10_000);
     expect(text).toContain('haptic_deployments_total{kind="runtime",outcome="success"} 1');
     expect(text).toContain('haptic_deployments_total{kind="reload",outcome="success"} 1');
   }, 60_000);
