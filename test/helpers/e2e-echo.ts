@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { TAKEN_PORTS } from './test-ports.js';
 
 export interface EchoReply {
   readonly name: string;
@@ -66,11 +67,18 @@ export async function startEcho(name: string, host = '127.0.0.1', options: EchoO
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  // An ephemeral port that no test handed to HAProxy (test-ports.ts); a taken one is given back.
+  let port: number;
+  for (;;) {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, host, () => resolve());
+    });
+    port = (server.address() as AddressInfo).port;
+    if (!TAKEN_PORTS.has(port)) break;
+    await new Promise((resolve) => server.close(resolve));
+  }
+  TAKEN_PORTS.add(port);
   let killed: Promise<void> | undefined;
   return {
     name,

@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { haproxyBinary, haproxyVersion } from '../../src/main/haproxy/haproxy-check.js';
 import { HaproxyProcess, type HaproxyProcessOptions } from '../../src/main/haproxy/haproxy-process.js';
 import { eventually } from './eventually.js';
+import { TAKEN_PORTS } from './test-ports.js';
 import { silentLogger } from './loggers.js';
 
 export const ON_CI = process.env.CI === 'true';
@@ -23,17 +24,25 @@ export function skipNotice(file: string): void {
   );
 }
 
-/** `count` distinct loopback ports that were free a moment ago (all held at once, then released). */
+/**
+ * `count` distinct loopback ports that were free a moment ago (all held at once, then released),
+ * none of them a port this process handed out or an echo backend holds (see test-ports.ts).
+ */
 export async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from({ length: count }, () => new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-      const server = createServer();
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve(server));
-    })),
-  );
-  const ports = servers.map((server) => (server.address() as AddressInfo).port);
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  const held: ReturnType<typeof createServer>[] = [];
+  const ports: number[] = [];
+  while (ports.length < count) {
+    const server = await new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+      const candidate = createServer();
+      candidate.once('error', reject);
+      candidate.listen(0, '127.0.0.1', () => resolve(candidate));
+    });
+    held.push(server);
+    const port = (server.address() as AddressInfo).port;
+    if (!TAKEN_PORTS.has(port)) ports.push(port);
+  }
+  await Promise.all(held.map((server) => new Promise((resolve) => server.close(resolve))));
+  for (const port of ports) TAKEN_PORTS.add(port);
   return ports;
 }
 
