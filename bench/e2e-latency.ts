@@ -10,15 +10,14 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultLogger, silentLogger } from '../src/main/core/logger.js';
-import { Deployer } from '../src/main/deploy/deployer.js';
 import { Engine } from '../src/main/engine.js';
-import { RenderGate } from '../src/main/gate/render-gate.js';
 import { HaproxyProcess } from '../src/main/haproxy/haproxy-process.js';
 import { LocalHaproxyTarget } from '../src/main/haproxy/local-haproxy-target.js';
-import { OutputDirectory, outputPathsIn } from '../src/main/output/output-directory.js';
+import { OutputDirectory } from '../src/main/output/output-directory.js';
 import { ChangeBatcher } from '../src/main/sources/change-batcher.js';
 import { SyntheticCluster } from '../src/main/sources/synthetic/synthetic-cluster.js';
 import { loadOutputTemplateSet } from '../src/main/template-set/output-template-set.js';
+import { deployWithLatency } from './applied-latency.js';
 import { benchCommand, sizeArgument } from './bench-command.js';
 import { environment, median, printTable, sig, type Row } from './lib.js';
 
@@ -44,21 +43,7 @@ async function measure(n: number): Promise<Row> {
   }
   const haproxy = HaproxyProcess.forOutputDirectory(out, { logger, stdout: 'ignore', startTimeoutMs: 300_000 });
   const target = new LocalHaproxyTarget({ output: new OutputDirectory(out), haproxy, logger });
-  const applied: number[] = [];
-  let wake: (() => void) | undefined;
-  const deployer = new Deployer({
-    bus: engine.bus,
-    target,
-    logger,
-    mapsDir: outputPathsIn(out).mapsDir,
-    storeVersion: () => engine.stores.version,
-    onEndpointChangeApplied: (seconds) => {
-      applied.push(seconds * 1000);
-      wake?.();
-    },
-  });
-  engine.addLeaderComponent(new RenderGate({ bus: engine.bus, directories: outputPathsIn(out), logger, timeoutMs: 600_000 }));
-  engine.addLeaderComponent(deployer);
+  const { deployer, applied, nextApplied } = deployWithLatency(engine, out, logger, { target });
   const stop = new AbortController();
   const running = engine.start(stop.signal);
   try {
@@ -68,7 +53,7 @@ async function measure(n: number): Promise<Row> {
     const batcher = new ChangeBatcher(engine.bus);
     for (let i = 0; i < SAMPLES; i++) {
       const index = Math.floor((i * n) / SAMPLES);
-      const done = new Promise<void>((resolve) => (wake = resolve));
+      const done = nextApplied();
       // A generation past the slice's endpoint count, so one address really moves (generation g replaces pod g % endpoints).
       engine.stores.store('endpointslices').upsert(cluster.endpointSlice(index, 100 + i));
       batcher.record('endpointslices', 'modified');

@@ -11,16 +11,15 @@ import { Agent } from '../src/main/agent/agent.js';
 import { startAgentServer, type AgentServer } from '../src/main/agent/agent-server.js';
 import { BearerAuth } from '../src/main/agent/bearer-auth.js';
 import { defaultLogger, silentLogger } from '../src/main/core/logger.js';
-import { Deployer } from '../src/main/deploy/deployer.js';
 import { Engine } from '../src/main/engine.js';
 import { fleetTargets } from '../src/main/fleet/fleet-targets.js';
-import { RenderGate } from '../src/main/gate/render-gate.js';
 import { HaproxyProcess } from '../src/main/haproxy/haproxy-process.js';
 import { LocalHaproxyTarget } from '../src/main/haproxy/local-haproxy-target.js';
-import { OutputDirectory, outputPathsIn } from '../src/main/output/output-directory.js';
+import { OutputDirectory } from '../src/main/output/output-directory.js';
 import { ChangeBatcher } from '../src/main/sources/change-batcher.js';
 import { SyntheticCluster } from '../src/main/sources/synthetic/synthetic-cluster.js';
 import { loadOutputTemplateSet } from '../src/main/template-set/output-template-set.js';
+import { deployWithLatency } from './applied-latency.js';
 import { benchCommand, sizeArgument } from './bench-command.js';
 import { environment, median, printTable, sig, type Row } from './lib.js';
 
@@ -64,21 +63,7 @@ async function measure(n: number, mode: 'local' | 'fleet'): Promise<Row> {
     const endpoints = servers.map((server) => ({ host: server.address.split(':')[0] as string, port: Number(server.address.split(':')[1]) }));
     targets = { targets: fleetTargets({ agents: endpoints, token: TOKEN, timeoutMs: 300_000 }, { out, epoch: () => 0, clock: engine.clock, logger, onRequest: (_kind, _s, sent) => (bytes += sent) }), retry: {} };
   }
-  const applied: number[] = [];
-  let wake: (() => void) | undefined;
-  const deployer = new Deployer({
-    bus: engine.bus,
-    ...targets,
-    logger,
-    mapsDir: outputPathsIn(out).mapsDir,
-    storeVersion: () => engine.stores.version,
-    onEndpointChangeApplied: (seconds) => {
-      applied.push(seconds * 1000);
-      wake?.();
-    },
-  });
-  engine.addLeaderComponent(new RenderGate({ bus: engine.bus, directories: outputPathsIn(out), logger, timeoutMs: 600_000 }));
-  engine.addLeaderComponent(deployer);
+  const { deployer, applied, nextApplied } = deployWithLatency(engine, out, logger, targets);
   const stop = new AbortController();
   const running = engine.start(stop.signal);
   try {
@@ -89,7 +74,7 @@ async function measure(n: number, mode: 'local' | 'fleet'): Promise<Row> {
     const perChange: number[] = [];
     for (let i = 0; i < SAMPLES; i++) {
       const index = Math.floor((i * n) / SAMPLES);
-      const done = new Promise<void>((resolve) => (wake = resolve));
+      const done = nextApplied();
       bytes = 0;
       engine.stores.store('endpointslices').upsert(cluster.endpointSlice(index, 100 + i));
       batcher.record('endpointslices', 'modified');
