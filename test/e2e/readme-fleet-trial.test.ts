@@ -84,7 +84,10 @@ describe.skipIf(SKIP_HAPROXY)("the README's fleet trial", () => {
     for (const address of ADDRESSES) {
       await eventually(async () => ((await backendOn(address)) === `127.0.0.1:${api}` ? true : undefined), `${address} routing the trial request`, 40_000, 100);
     }
-    const reloads = await metric(metrics, /^haptic_deployments_total\{kind="reload",outcome="success"\}/);
+    // One reload per agent is counted, each a moment after that agent's HAProxy answers.
+    const reloadCount = (): Promise<number> => metric(metrics, /^haptic_deployments_total\{kind="reload",outcome="success"\}/);
+    await eventually(async () => ((await reloadCount()) >= ADDRESSES.length ? true : undefined), 'a reload counted for every agent', 10_000);
+    const reloads = await reloadCount();
 
     // The follow-up: the README's endpoint edit, applied at runtime by every agent.
     const copy = join(dir, 'manifests', 'echo.yaml');
@@ -94,6 +97,6 @@ describe.skipIf(SKIP_HAPROXY)("the README's fleet trial", () => {
     }
     // HAProxy answers with the new backend a moment before the deployment is counted (its files are written first).
     await eventually(async () => ((await metric(metrics, /^haptic_deployments_total\{kind="runtime",outcome="success"\}/)) >= 1 ? true : undefined), 'the runtime deployment counted', 10_000);
-    expect(await metric(metrics, /^haptic_deployments_total\{kind="reload",outcome="success"\}/)).toBe(reloads);
+    expect(await reloadCount()).toBe(reloads);
   }, 90_000);
 });

@@ -180,16 +180,18 @@ describe('fuzzing every user-controlled field of HTTPRoute and Gateway', () => {
   });
 
   it('never lets object data make a directive: every Gateway line follows the template grammar', () => {
-    let routed = 0;
     fc.assert(
       fc.property(neighbours, (objects) => {
-        const out = succeed(renderObjects(set, [...GOOD, ...objects]));
-        expectGatewayGrammar(out);
-        if (/use_backend (gw_evil_|gateway_500|gwr_)/.test(out.haproxyConfig)) routed++;
+        expectGatewayGrammar(succeed(renderObjects(set, [...GOOD, ...objects])));
       }),
       { numRuns: 200 },
     );
-    // The neighbours do reach the config: a good share of them adds match lines.
+  });
+
+  it('generates neighbours that do reach the config, so the grammar property is not checking empty renders', () => {
+    // A fixed sample: the share is a property of the generators, not of one run's luck.
+    const sample = fc.sample(neighbours, { numRuns: 200, seed: 18 });
+    const routed = sample.filter((objects) => /use_backend (gw_evil_|gateway_500|gwr_)/.test(succeed(renderObjects(set, [...GOOD, ...objects])).haproxyConfig)).length;
     expect(routed).toBeGreaterThan(15);
   });
 });
