@@ -26,6 +26,8 @@ export class FakeDeployTarget implements DeployTarget {
   running: string | undefined;
   /** Checksum of the files on disk. */
   onDisk: string | undefined;
+  /** The render whose files are on disk, when written by a deployment. */
+  written: DeployableRender | undefined;
   readonly #clock: Clock;
   readonly #reloadMs: number;
   readonly #runtimeMs: number;
@@ -78,6 +80,7 @@ export class FakeDeployTarget implements DeployTarget {
   async writeFiles(render: DeployableRender): Promise<void> {
     this.calls.push({ type: 'write', checksum: render.checksum, at: this.#clock.now() });
     this.onDisk = render.checksum;
+    this.written = render;
   }
 
   async reload(): Promise<ReloadResult> {

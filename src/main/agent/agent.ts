@@ -17,6 +17,7 @@ import { OutputDirectory, outputPathsIn } from '../output/output-directory.js';
 import { FILE_KINDS, recordPath, type AgentState, type ApplyAnswer, type ApplyErrorCode, type ApplyRequest, type FileKind } from './agent-protocol.js';
 import { AgentStore, above, sha256, type Fence, type HeldRender } from './agent-store.js';
 import { renderRewrite, type RenderRewrite } from './render-rewrite.js';
+import { messageOf } from '../core/errors.js';
 
 export interface AgentOptions {
   /** Holds the render (haproxy.cfg, maps/, files/, certs/), `run/` with the sockets, and the agent's state. */
@@ -234,6 +235,3 @@ function deployable(render: HeldRender): DeployableRender {
   return { renderId: render.checksum, checksum: render.checksum, haproxyConfig: render.config, auxiliaryFiles: auxiliary(render) };
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

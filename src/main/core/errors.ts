@@ -19,6 +19,11 @@ export type ErrorCode =
   | 'FD_LIMIT_EXCEEDED'
   | 'CANNOT_START';
 
+/** The message of anything thrown. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 export abstract class HapticError extends Error {
   abstract readonly code: ErrorCode;
   abstract readonly terminal: boolean;

@@ -5,17 +5,20 @@
 // tried again after a capped, jittered backoff while no newer render replaces it.
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
-import type { EventEnvelope, EventFields, EventOf } from '../events/events.js';
+import type { EventFields, EventOf } from '../events/events.js';
 import { diffRenders, type ConfigDiff, type DiffOptions } from './config-diff.js';
 import { DeployRetry, type RetryOptions } from './deploy-retry.js';
 import { DeployScheduler, type DeployStep } from './deploy-scheduler.js';
 import type { DeployableRender, DeployTarget } from './deploy-target.js';
+import { jobFor, type Job } from './deploy-job.js';
 import { GateLatch } from './gate-latch.js';
+import { PassedRenders } from './passed-renders.js';
 import type { RuntimeOp } from './runtime-ops.js';
-import { applyRuntimeView } from './runtime-view.js';
+import { applyRuntimeView, withServerSlotsOf } from './runtime-view.js';
+import { messageOf } from '../core/errors.js';
 
 export type DeployerInput = EventOf<'template.rendered' | 'rendergate.completed' | 'drift.prevention.triggered'>;
-type Cause = Pick<EventEnvelope, 'eventId' | 'correlationId'>;
+type Cause = Job['cause'];
 
 /** Where an instance stands, for `haptic_fleet_instances{state}`. */
 export type InstanceState = 'in_sync' | 'behind' | 'unreachable' | 'fenced';
@@ -36,30 +39,15 @@ export interface InstanceDeployerOptions {
   readonly retry?: RetryOptions;
 }
 
-/** A deployment to make. */
-interface Job {
-  readonly render: DeployableRender;
-  readonly storeVersion: number | undefined;
-  /** `deployment.completed.reason`: the render's trigger, `drift_prevention` or `revert`. */
-  readonly reason: string;
-  readonly cause: Pick<EventEnvelope, 'eventId' | 'correlationId'>;
-  /** Reload even when nothing changed (drift prevention). */
-  readonly force: boolean;
-  /** Known good (a revert target): no gate verdict needed. */
-  readonly trusted: boolean;
-  /** The runtime part of a mixed change went out; the reload remains. */
-  readonly runtimeDone: boolean;
-}
-
 /**
  * The rules, in the order they apply:
  * - one deployment in flight, one pending (latest wins); a revert goes ahead of the pending one;
  * - a render whose checksum HAProxy already runs is skipped, unless forced (drift prevention);
  * - a runtime-only change goes out at once (no pacing, no wait for the gate) and its files are
  *   written; a mixed change sends its runtime part first, then waits for the paced reload;
- * - a reload waits for the gate's verdict on that render and is paced from the END of the
- *   previous reload; a refused render is never reloaded, and a failed reload leaves the deployed
- *   state (and, put back, its files) as they were;
+ * - a reload waits for the gate's verdict on that render, or deploys meanwhile the newest render
+ *   that passed (PassedRenders), and is paced from the END of the previous reload; a refused
+ *   render is never reloaded; a failed reload leaves the deployed state and files as they were;
  * - a refused render already applied at runtime is reverted to the last good state, and while
  *   the newest verdict is a refusal, later renders are held until one passes (GateLatch).
  */
@@ -84,6 +72,7 @@ export class InstanceDeployer {
   /** The newest render seen. */
   #latest: Job | undefined;
   readonly #gate = new GateLatch<Job>();
+  readonly #passed = new PassedRenders<Job>();
   /** The checksum the target reported at the start of the term, until a render matches it. */
   #targetChecksum: string | undefined;
   /** The checksum a drift-forced reload deployed; the drift's own re-render of it is then not forced again. */
@@ -129,6 +118,7 @@ export class InstanceDeployer {
     this.#good = undefined;
     this.#latest = undefined;
     this.#gate.reset();
+    this.#passed.reset();
     this.#driftDeployed = undefined;
     this.#lastDiff = undefined;
     this.#retry?.succeeded();
@@ -183,8 +173,9 @@ export class InstanceDeployer {
     this.#targetChecksum = undefined;
     // A drift's own re-render is forced, unless the drift already forced a reload of the same config.
     const force = event.triggerReason === 'drift_prevention' && this.#driftDeployed !== event.checksum;
-    const job: Job = { ...this.#jobFor(render, event.triggerReason, event), storeVersion: event.storeVersion, force };
+    const job: Job = { ...jobFor(render, event.triggerReason, event), storeVersion: event.storeVersion, force };
     this.#latest = job;
+    this.#passed.rendered(job);
     if (this.#gate.hold(job)) {
       this.#logger.info({ renderId: job.render.renderId }, 'render held: the newest verdict was a refusal');
       return;
@@ -194,6 +185,7 @@ export class InstanceDeployer {
 
   #onVerdict(event: EventOf<'rendergate.completed'>): void {
     const { verdict, released } = this.#gate.record(event);
+    this.#passed.verdict(event.renderId, verdict === 'ok');
     if (verdict === 'refused') {
       this.#revertIfRefused(event.renderId, event, event.newest);
     } else {
@@ -215,7 +207,7 @@ export class InstanceDeployer {
     if (this.#gate.verdictOf(renderId) !== 'refused' || good === undefined || live === good) return;
     if (live === undefined ? !newest : live.renderId !== renderId) return;
     this.#logger.warn({ renderId }, 'refused render was applied at runtime; reverting');
-    this.#scheduler?.offerFirst({ ...this.#jobFor(good, 'revert', cause), trusted: true, force: live === undefined });
+    this.#scheduler?.offerFirst({ ...jobFor(good, 'revert', cause), trusted: true, force: live === undefined });
   }
 
   #onDrift(event: EventOf<'drift.prevention.triggered'>): void {
@@ -229,7 +221,7 @@ export class InstanceDeployer {
     }
     this.#driftDeployed = undefined;
     scheduler.offer({
-      ...this.#jobFor(render, 'drift_prevention', event),
+      ...jobFor(render, 'drift_prevention', event),
       storeVersion: base?.storeVersion,
       force: true,
       trusted: base === undefined || base.trusted,
@@ -250,8 +242,23 @@ export class InstanceDeployer {
       if (diff.runtimeOps.length > 0) return { type: 'run', paced: false, run: () => this.#applyRuntime(job, diff.runtimeOps, true, diff) };
       this.#logger.debug({ renderId: job.render.renderId, reasons: diff.reasons }, 'reload needed');
     }
-    if (this.#awaitGate && !job.trusted && verdict === undefined) return { type: 'wait' };
+    if (this.#awaitGate && !job.trusted && verdict === undefined) {
+      // Renders may come faster than the gate judges them: deploy the newest that passed meanwhile.
+      const ahead = this.#passed.ahead(job);
+      if (ahead === undefined || ahead.render.checksum === live?.checksum) return { type: 'wait' };
+      return { type: 'run', paced: true, run: () => this.#reloadAhead(ahead, job) };
+    }
     return { type: 'run', paced: true, run: () => this.#reload(job) };
+  }
+
+  /** Reloads `passed` with `job`'s server slots (withServerSlotsOf); `job` follows, and reloads on its own verdict. */
+  async #reloadAhead(passed: Job, job: Job): Promise<Job> {
+    const render = withServerSlotsOf(passed.render, job.render, this.#diffOptions);
+    this.#logger.info({ renderId: passed.render.renderId, waiting: job.render.renderId }, 'reloading the newest render the gate passed; the newest render waits for its own verdict');
+    await this.#reload({ ...passed, render, storeVersion: job.storeVersion ?? passed.storeVersion, trusted: true });
+    if (this.#live === render) this.#passed.deployed(passed);
+    else this.#passed.discard(passed);
+    return { ...job, runtimeDone: false };
   }
 
   /** The diff of two states, remembered for the last pair: a job waiting for its verdict is planned again on every event. */
@@ -331,6 +338,7 @@ export class InstanceDeployer {
     }
     this.#live = job.render;
     this.#good = job.render;
+    this.#passed.deployed(job);
     if (job.reason === 'drift_prevention') this.#driftDeployed = job.render.checksum;
     this.#observeLatency(job);
     this.#publish(job, 'reload', 'success', durationMs, 0);
@@ -350,10 +358,6 @@ export class InstanceDeployer {
     if (job.storeVersion !== undefined) this.#onApplied(job.storeVersion);
   }
 
-  #jobFor(render: DeployableRender, reason: string, cause: Pick<EventEnvelope, 'eventId' | 'correlationId'>): Job {
-    return { render, storeVersion: undefined, reason, cause, force: false, trusted: false, runtimeDone: false };
-  }
-
   #publish(job: Job, kind: EventFields['deployment.completed']['kind'], outcome: 'success' | 'failure', durationMs: number, runtimeOps: number, error?: string): void {
     const fields: EventFields['deployment.completed'] = { reason: job.reason, kind, outcome, durationMs, runtimeOps, checksum: job.render.checksum, ...(error === undefined ? {} : { error }) };
     if (outcome === 'failure') this.#logger.error({ renderId: job.render.renderId, kind, error }, 'deployment failed');
@@ -369,7 +373,7 @@ export class InstanceDeployer {
     const latest = this.#latest ?? failed;
     if (scheduler === undefined || scheduler.pending !== undefined || this.#live?.checksum === latest.render.checksum) return;
     this.#logger.info({ renderId: latest.render.renderId, failures: this.#retry?.failures }, 'retrying the deployment');
-    scheduler.offer(this.#gate.latched && this.#good !== undefined ? { ...this.#jobFor(this.#good, 'retry', latest.cause), trusted: true } : { ...latest, runtimeDone: false });
+    scheduler.offer(this.#gate.latched && this.#good !== undefined ? { ...jobFor(this.#good, 'retry', latest.cause), trusted: true } : { ...latest, runtimeDone: false });
   }
 
   /**
@@ -387,12 +391,8 @@ export class InstanceDeployer {
     const latest = this.#latest;
     if (latest === undefined) return;
     this.#live = undefined;
-    scheduler.offer(this.#gate.latched ? { ...this.#jobFor(this.#good ?? live, 'drift_prevention', latest.cause), trusted: true } : { ...latest, runtimeDone: false });
+    scheduler.offer(this.#gate.latched ? { ...jobFor(this.#good ?? live, 'drift_prevention', latest.cause), trusted: true } : { ...latest, runtimeDone: false });
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function unreachable(value: never): never {

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
 import { indexConfig, replaceServerLines, serverLinesOf } from './config-index.js';
-import { DEFAULT_RUNTIME_FILES } from './config-diff.js';
+import { DEFAULT_RUNTIME_FILES, diffRenders, type DiffOptions } from './config-diff.js';
 import type { DeployableRender } from './deploy-target.js';
 import type { RuntimeOp } from './runtime-ops.js';
 
@@ -63,4 +63,13 @@ export function applyRuntimeView(running: DeployableRender, next: DeployableRend
     haproxyConfig,
     auxiliaryFiles: { maps, files, certificates: running.auxiliaryFiles.certificates },
   };
+}
+
+/**
+ * `base` (a config the gate passed) with the server slots of `newer` wherever both have them: the
+ * same structure, so the same verdict, and endpoints as new as `newer`'s. Maps stay `base`'s.
+ */
+export function withServerSlotsOf(base: DeployableRender, newer: DeployableRender, options: DiffOptions = {}): DeployableRender {
+  const ops = diffRenders(base, newer, options).runtimeOps.filter((op) => op.type === 'server-addr' || op.type === 'server-state' || op.type === 'server-weight');
+  return ops.length === 0 ? base : applyRuntimeView(base, newer, ops, options);
 }
