@@ -29,11 +29,20 @@ export function config(spec: Spec): string {
   return out.join('\n');
 }
 
-export class DeployerHarness {
+/** A config of one backend with one server at `address`. */
+export function oneServer(address: string, timeout = '50s'): string {
+  return ['global', '', 'defaults', '  mode http', `  timeout server ${timeout}`, '', 'backend be', '  server srv1 ' + address, ''].join('\n');
+}
+
+/**
+ * A Deployer on a fake clock and bus. One FakeDeployTarget by default (`target`); `fleet` gives
+ * several (`targets`, in fleet mode), or none for a fleet filled later by `setTargets`.
+ */
+export class DeployerHarness<T extends FakeDeployTarget = FakeDeployTarget> {
   readonly clock = new FakeClock();
   readonly bus = new EventBus<ControllerEvent>({ logger: silentLogger() });
   readonly publish = vi.spyOn(this.bus, 'publish');
-  readonly target: FakeDeployTarget;
+  readonly targets: readonly T[];
   readonly deployer: Deployer;
   readonly term = new AbortController();
   readonly latencies: number[] = [];
@@ -41,11 +50,11 @@ export class DeployerHarness {
   running: Promise<void> | undefined;
   #renders = 0;
 
-  constructor(options: Partial<DeployerOptions> = {}, target: Omit<FakeDeployTargetOptions, 'clock'> = {}) {
-    this.target = new FakeDeployTarget({ clock: this.clock, ...target });
+  constructor(options: Partial<DeployerOptions> = {}, target: Omit<FakeDeployTargetOptions, 'clock'> = {}, fleet?: (clock: FakeClock) => T[]) {
+    this.targets = fleet?.(this.clock) ?? [new FakeDeployTarget({ clock: this.clock, ...target }) as T];
     this.deployer = new Deployer({
       bus: this.bus,
-      target: this.target,
+      ...(fleet === undefined ? { target: this.targets[0] } : { targets: this.targets }),
       clock: this.clock,
       logger: silentLogger(),
       mapsDir: MAPS_DIR,
@@ -56,6 +65,10 @@ export class DeployerHarness {
     });
   }
 
+  get target(): T {
+    return this.targets[0] as T;
+  }
+
   async start(): Promise<this> {
     this.bus.start();
     this.running = this.deployer.start(this.term.signal);
@@ -64,10 +77,19 @@ export class DeployerHarness {
     return this;
   }
 
-  /** Publishes a render of `spec`; returns its renderId. */
-  async render(spec: Spec, triggerReason = 'resource_change'): Promise<EventOf<'template.rendered'>> {
-    const haproxyConfig = config(spec);
-    const maps = { 'host.map': spec.routes ?? 'a.example/ be\n' };
+  /** Publishes a render of `spec`. */
+  render(spec: Spec, triggerReason = 'resource_change'): Promise<EventOf<'template.rendered'>> {
+    return this.publishRender(config(spec), { 'host.map': spec.routes ?? 'a.example/ be\n' }, triggerReason);
+  }
+
+  /** Publishes a render of this config text, and its verdict unless `ok` is null. */
+  async renderText(haproxyConfig: string, ok: boolean | null = true): Promise<EventOf<'template.rendered'>> {
+    const event = await this.publishRender(haproxyConfig, {});
+    if (ok !== null) await this.verdict(event, ok ? 'ok' : 'refused');
+    return event;
+  }
+
+  async publishRender(haproxyConfig: string, maps: Readonly<Record<string, string>>, triggerReason = 'resource_change'): Promise<EventOf<'template.rendered'>> {
     const event = newEvent(
       'template.rendered',
       {
@@ -76,7 +98,7 @@ export class DeployerHarness {
         auxiliaryFiles: { maps, files: {}, certificates: {} },
         checksum: createHash('sha256').update(haproxyConfig).update(JSON.stringify(maps)).digest('hex'),
         configBytes: haproxyConfig.length,
-        auxiliaryFileCount: 1,
+        auxiliaryFileCount: Object.keys(maps).length,
         durationMs: 1,
         triggerReason,
         coalescible: true,

@@ -1,14 +1,13 @@
-import { createHash } from 'node:crypto';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { EventBus } from '../../../src/main/bus/event-bus.js';
 import { Deployer, type DeployerOptions } from '../../../src/main/deploy/deployer.js';
-import type { ReloadResult, TargetHealth } from '../../../src/main/deploy/deploy-target.js';
-import { newEvent, type ControllerEvent, type EventOf } from '../../../src/main/events/events.js';
+import { newEvent, type ControllerEvent } from '../../../src/main/events/events.js';
 import { flushMicrotasks } from '../../helpers/async.js';
-import { verdict } from '../../helpers/events.js';
 import { FakeClock } from '../../helpers/fake-clock.js';
-import { FakeDeployTarget } from '../../helpers/fake-deploy-target.js';
 import { silentLogger } from '../../helpers/loggers.js';
+import type { ReloadResult, TargetHealth } from '../../../src/main/deploy/deploy-target.js';
+import { DeployerHarness, oneServer } from '../../helpers/deployer-harness.js';
+import { FakeDeployTarget } from '../../helpers/fake-deploy-target.js';
 
 /** A fake instance that can be cut off: its reloads then throw (no answer) and it reports itself unreachable. */
 class FlakyTarget extends FakeDeployTarget {
@@ -22,82 +21,11 @@ class FlakyTarget extends FakeDeployTarget {
   }
 }
 
-function config(address: string, timeout = '50s'): string {
-  return ['global', '', 'defaults', '  mode http', `  timeout server ${timeout}`, '', 'backend be', '  server srv1 ' + address, ''].join('\n');
-}
+type Fleet = DeployerHarness<FlakyTarget>;
 
-class Fleet {
-  readonly clock = new FakeClock();
-  readonly bus = new EventBus<ControllerEvent>({ logger: silentLogger() });
-  readonly publish = vi.spyOn(this.bus, 'publish');
-  readonly targets: FlakyTarget[];
-  readonly deployer: Deployer;
-  readonly term = new AbortController();
-  readonly latencies: number[] = [];
-  storeVersion = 1;
-  running: Promise<void> | undefined;
-  #renders = 0;
-
-  constructor(count: number, options: Partial<DeployerOptions> = {}, reloadMs: (i: number) => number = () => 0) {
-    this.targets = Array.from({ length: count }, (_, i) => new FlakyTarget({ clock: this.clock, reloadMs: reloadMs(i) }));
-    this.deployer = new Deployer({
-      bus: this.bus,
-      targets: this.targets,
-      clock: this.clock,
-      logger: silentLogger(),
-      minDeploymentIntervalMs: 2000,
-      retry: { initialMs: 1000, maxMs: 8000, jitter: 0 },
-      onEndpointChangeApplied: (seconds) => this.latencies.push(seconds),
-      storeVersion: () => this.storeVersion,
-      ...options,
-    });
-  }
-
-  async start(): Promise<this> {
-    this.bus.start();
-    this.running = this.deployer.start(this.term.signal);
-    await this.deployer.whenReady();
-    await flushMicrotasks();
-    return this;
-  }
-
-  async render(haproxyConfig: string, ok: boolean | null = true): Promise<EventOf<'template.rendered'>> {
-    const auxiliaryFiles = { maps: {}, files: {}, certificates: {} };
-    const event = newEvent(
-      'template.rendered',
-      {
-        renderId: `r${++this.#renders}`,
-        haproxyConfig,
-        auxiliaryFiles,
-        checksum: createHash('sha256').update(haproxyConfig).digest('hex'),
-        configBytes: haproxyConfig.length,
-        auxiliaryFileCount: 0,
-        durationMs: 1,
-        triggerReason: 'resource_change',
-        coalescible: true,
-        storeVersion: this.storeVersion,
-      },
-      undefined,
-      this.clock,
-    );
-    this.bus.publish(event);
-    await flushMicrotasks();
-    if (ok !== null) {
-      this.bus.publish(verdict(event.renderId, { ok, refused: !ok }));
-      await flushMicrotasks();
-    }
-    return event;
-  }
-
-  get completed(): EventOf<'deployment.completed'>[] {
-    return this.publish.mock.calls.map(([event]) => event).filter((e): e is EventOf<'deployment.completed'> => e.type === 'deployment.completed');
-  }
-
-  async stop(): Promise<void> {
-    this.term.abort();
-    await this.clock.runAll();
-    await this.running;
-  }
+/** `count` instances, instance i taking `reloadMs(i)` per reload; failed deployments retried. */
+function newFleet(count: number, options: Partial<DeployerOptions> = {}, reloadMs: (i: number) => number = () => 0): Fleet {
+  return new DeployerHarness<FlakyTarget>({ retry: { initialMs: 1000, maxMs: 8000, jitter: 0 }, ...options }, {}, (clock) => Array.from({ length: count }, (_, i) => new FlakyTarget({ clock, reloadMs: reloadMs(i) })));
 }
 
 let fleet: Fleet | undefined;
@@ -106,8 +34,8 @@ afterEach(async () => {
   fleet = undefined;
 });
 
-async function started(...args: ConstructorParameters<typeof Fleet>): Promise<Fleet> {
-  fleet = await new Fleet(...args).start();
+async function started(...args: Parameters<typeof newFleet>): Promise<Fleet> {
+  fleet = await newFleet(...args).start();
   return fleet;
 }
 
@@ -115,10 +43,10 @@ describe('Deployer with a fleet of instances', () => {
   it('sends a runtime change to every instance at once, even while one of them is still reloading', async () => {
     // Instance 2 takes 5 s per reload; the others are quick.
     const f = await started(3, {}, (i) => (i === 2 ? 5000 : 0));
-    const first = await f.render(config('10.0.0.1:80'));
+    const first = await f.renderText(oneServer('10.0.0.1:80'));
     expect(f.targets.map((t) => t.running)).toEqual([first.checksum, first.checksum, undefined]);
     f.storeVersion = 2;
-    const moved = await f.render(config('10.0.0.2:80'));
+    const moved = await f.renderText(oneServer('10.0.0.2:80'));
     expect(f.targets[0]?.runtimeBatches).toEqual([[{ type: 'server-addr', backend: 'be', server: 'srv1', address: '10.0.0.2', port: 80 }]]);
     expect(f.targets[1]?.runtimeBatches).toHaveLength(1);
     expect(f.deployer.fleetCounts).toEqual({ in_sync: 2, behind: 1, unreachable: 0, fenced: 0 });
@@ -132,17 +60,16 @@ describe('Deployer with a fleet of instances', () => {
 
   it('paces reloads per instance, and holds reloads on every instance while the gate refuses the newest render', async () => {
     const f = await started(2);
-    await f.render(config('10.0.0.1:80'));
-    const refused = await f.render(config('10.0.0.1:80', '1s'), false);
-    const later = await f.render(config('10.0.0.1:80', '2s'), null);
+    await f.renderText(oneServer('10.0.0.1:80'));
+    const refused = await f.renderText(oneServer('10.0.0.1:80', '1s'), false);
+    const later = await f.renderText(oneServer('10.0.0.1:80', '2s'), null);
     await f.clock.advance(10_000);
     for (const target of f.targets) {
       expect(target.reloads).toHaveLength(1);
       expect(target.reloads.map((r) => r.checksum)).not.toContain(refused.checksum);
     }
     expect(f.deployer.latched).toBe(true);
-    f.bus.publish(verdict(later.renderId));
-    await flushMicrotasks();
+    await f.verdict(later);
     for (const target of f.targets) expect(target.running).toBe(later.checksum);
   });
 
@@ -150,7 +77,7 @@ describe('Deployer with a fleet of instances', () => {
     const f = await started(3);
     const down = f.targets[1] as FlakyTarget;
     down.down = true;
-    const first = await f.render(config('10.0.0.1:80'));
+    const first = await f.renderText(oneServer('10.0.0.1:80'));
     expect([f.targets[0]?.running, f.targets[2]?.running]).toEqual([first.checksum, first.checksum]);
     expect(f.deployer.fleetCounts).toEqual({ in_sync: 2, behind: 0, unreachable: 1, fenced: 0 });
     expect(f.completed.filter((e) => e.outcome === 'failure')).toHaveLength(1);
@@ -165,11 +92,11 @@ describe('Deployer with a fleet of instances', () => {
 
   it('measures an endpoint change to the last instance that applied it, not waiting for one out of reach', async () => {
     const f = await started(2, {}, (i) => (i === 1 ? 3000 : 0));
-    await f.render(config('10.0.0.1:80'));
+    await f.renderText(oneServer('10.0.0.1:80'));
     f.bus.publish(newEvent('resource.index.updated', { resourceTypeName: 'endpointslices', changeStats: { created: 0, modified: 1, deleted: 0, isInitialSync: false } }, undefined, f.clock));
     await flushMicrotasks();
     f.storeVersion = 2;
-    await f.render(config('10.0.0.2:80'));
+    await f.renderText(oneServer('10.0.0.2:80'));
     expect(f.latencies).toEqual([]);
     await f.clock.advance(3000);
     expect(f.latencies).toEqual([3]);
@@ -179,7 +106,7 @@ describe('Deployer with a fleet of instances', () => {
     const f = await started(2);
     const reporting = f.targets[0] as FlakyTarget;
     Object.assign(reporting, { currentChecksum: () => Promise.resolve(reporting.running) });
-    const first = await f.render(config('10.0.0.1:80'));
+    const first = await f.renderText(oneServer('10.0.0.1:80'));
     await f.clock.advance(5000);
     expect(reporting.reloads).toHaveLength(1);
     // Its agent restarted on an empty directory: it runs nothing.
@@ -191,11 +118,11 @@ describe('Deployer with a fleet of instances', () => {
   });
 
   it('deploys to the others while one instance has not yet said what it runs, and to that one once it has', async () => {
-    const f = new Fleet(2);
+    const f = newFleet(2);
     let answer: ((checksum: string | undefined) => void) | undefined;
     Object.assign(f.targets[1] as FlakyTarget, { currentChecksum: () => new Promise<string | undefined>((resolve) => (answer = resolve)) });
     fleet = await f.start();
-    const first = await f.render(config('10.0.0.1:80'));
+    const first = await f.renderText(oneServer('10.0.0.1:80'));
     expect(f.targets[0]?.running).toBe(first.checksum);
     expect(f.targets[1]?.calls).toEqual([]);
     answer?.(undefined);
