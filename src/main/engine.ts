@@ -282,17 +282,22 @@ export class Engine {
     this.bus.pause();
     this.bus.publish(newEvent('leader.became', { identity: this.elector.identity }, undefined, this.clock));
     const components = [...this.#leaderComponents];
-    const done = Promise.allSettled(
-      components.map((c) =>
-        c.start(controller.signal).catch((error: unknown) => {
-          if (!controller.signal.aborted) this.#componentStopped(c.constructor.name, `failed: ${(error as Error).message}`);
-          throw error;
-        }),
-      ),
+    // The previous term's components finish first (a deployment in flight, a write): two terms of
+    // one component never overlap, so an ending term cannot undo what the new one set up.
+    const started = this.#endingTerm.then(() =>
+      controller.signal.aborted
+        ? []
+        : components.map((c) =>
+            c.start(controller.signal).catch((error: unknown) => {
+              if (!controller.signal.aborted) this.#componentStopped(c.constructor.name, `failed: ${(error as Error).message}`);
+              throw error;
+            }),
+          ),
     );
+    const done = started.then((runs) => Promise.allSettled(runs));
     this.#term = { controller, done };
     this.logger.info({ identity: this.elector.identity }, 'became leader');
-    void Promise.race([Promise.all(components.map((c) => c.whenReady())), aborted(controller.signal)]).then(() => this.bus.start());
+    void started.then(() => Promise.race([Promise.all(components.map((c) => c.whenReady())), aborted(controller.signal)])).then(() => this.bus.start());
   }
 
   /** A component whose run is meant to last until `signal` aborts returned before it did. */

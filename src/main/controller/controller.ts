@@ -4,22 +4,20 @@
 // or with HAProxy the render gate, deployer and drift monitor), serves metrics and health, and
 // runs it all under one AbortSignal.
 import type { Logger } from 'pino';
-import type { RenderExclusions, TemplateSetSource } from '../../worker/protocol.js';
+import type { TemplateSetSource } from '../../worker/protocol.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { defaultLogger } from '../core/logger.js';
 import { Engine } from '../engine.js';
 import { SingleReplicaElector, type Elector } from '../leadership/elector.js';
 import { join } from 'node:path';
-import { Deployer, type FleetCounts, type RetryOptions } from '../deploy/deployer.js';
-import { DriftPreventionMonitor } from '../deploy/drift-monitor.js';
+import type { Deployer, FleetCounts, RetryOptions } from '../deploy/deployer.js';
+import { addDeployComponents } from './deploy-components.js';
 import { ObjectExclusions } from '../gate/object-exclusions.js';
-import { RenderGate } from '../gate/render-gate.js';
 import { HaproxyDowntime } from '../haproxy/haproxy-downtime.js';
 import { HaproxyProcess } from '../haproxy/haproxy-process.js';
 import { LocalHaproxyTarget } from '../haproxy/local-haproxy-target.js';
-import { OutputDirectory, outputPathsIn } from '../output/output-directory.js';
+import { OutputDirectory } from '../output/output-directory.js';
 import { OutputWriter } from '../output/output-writer.js';
-import type { PipelineResult } from '../pipeline/pipeline.js';
 import { agentTargetFactory, fleetTargets, type FleetOptions } from '../fleet/fleet-targets.js';
 import { attachPodFleet, withHaproxyPods } from './pod-discovery.js';
 import type { ManifestLimits } from '../sources/manifest/manifest-loader.js';
@@ -125,7 +123,6 @@ export async function assembleController(options: ControllerOptions, choose: { s
     );
   }
   if (options.haproxy !== undefined && options.fleet !== undefined) throw new TypeError('--haproxy and --agents exclude each other: deploy to a local HAProxy or to a fleet of agents');
-  const paths = outputPathsIn(options.out);
   await preflight({ out: options.out, haproxy: options.haproxy !== undefined, ...(choose.source === undefined && 'manifests' in options.source ? { manifests: options.source.manifests } : {}) });
   const deploys = options.haproxy ?? options.fleet;
   // HAProxy's admin socket is where the deployer's runtime changes go (`run --haproxy`; an agent moves it under its --dir).
@@ -192,25 +189,18 @@ export async function assembleController(options: ControllerOptions, choose: { s
   } else {
     targets = { targets: agents, retry: {} };
   }
-  const deployer = new Deployer({
-    bus: engine.bus,
-    ...targets,
+  const deployer = addDeployComponents(engine, {
+    out: options.out,
+    deploy: { ...targets, onEndpointChangeApplied: (seconds) => hooks.onEndpointChangeApplied?.(seconds), onFleetChanged: (counts) => hooks.onFleetChanged?.(counts) },
+    ...(deploys.minDeploymentIntervalMs === undefined ? {} : { minDeploymentIntervalMs: deploys.minDeploymentIntervalMs }),
+    ...(deploys.driftIntervalMs === undefined ? {} : { driftIntervalMs: deploys.driftIntervalMs }),
+    exclusions,
     clock,
     logger,
-    mapsDir: paths.mapsDir,
-    storeVersion: () => engine.stores.version,
-    onEndpointChangeApplied: (seconds) => hooks.onEndpointChangeApplied?.(seconds),
-    onFleetChanged: (counts) => hooks.onFleetChanged?.(counts),
-    ...(deploys.minDeploymentIntervalMs === undefined ? {} : { minDeploymentIntervalMs: deploys.minDeploymentIntervalMs }),
+    beforeDeployer: (d) => {
+      if (pods !== undefined && options.fleet !== undefined) attachPodFleet(engine, d, pods, agentTargetFactory(options.fleet, fleetContext), logger);
+    },
   });
-  const rerender = (excluded: RenderExclusions, signal: AbortSignal): Promise<PipelineResult> =>
-    engine.pipeline.execute(signal, engine.stores, 'admission', { baseline: engine.coordinator.baseline, exclusions: excluded });
-  engine.addLeaderComponent(new RenderGate({ bus: engine.bus, directories: paths, clock, logger, exclusions, rerender }));
-  if (pods !== undefined && options.fleet !== undefined) attachPodFleet(engine, deployer, pods, agentTargetFactory(options.fleet, fleetContext), logger);
-  engine.addLeaderComponent(deployer);
-  engine.addLeaderComponent(
-    new DriftPreventionMonitor({ bus: engine.bus, clock, logger, ...(deploys.driftIntervalMs === undefined ? {} : { driftIntervalMs: deploys.driftIntervalMs }) }),
-  );
   return { engine, templateSet, output, writer: undefined, haproxy: local === undefined || downtime === undefined ? undefined : { deployer, target: local, downtime }, fleet: local === undefined ? { deployer } : undefined, hooks, ...(feedback === undefined ? {} : { feedback }) };
 }
 

@@ -52,6 +52,11 @@ export interface DeployerOptions {
    * (HAProxy's own reload check is then the only one). @default true
    */
   readonly awaitGateVerdict?: boolean;
+  /**
+   * How long a reload waits for the gate's verdict on its own render when renders keep replacing
+   * it; past that it deploys the newest render that passed meanwhile. @default 10000
+   */
+  readonly verdictWaitLimitMs?: number;
   /** Retry a failed deployment of an instance with capped, jittered backoff (fleet mode). @default none */
   readonly retry?: RetryOptions;
   /**
@@ -130,6 +135,7 @@ export class Deployer {
         minDeploymentIntervalMs,
         diff,
         awaitGateVerdict: options.awaitGateVerdict ?? true,
+        verdictWaitLimitMs: options.verdictWaitLimitMs ?? 10_000,
         publish: (fields, cause) => this.#publish(fields, cause),
         onApplied: (storeVersion) => this.#onApplied(instance, storeVersion),
         ...(options.retry === undefined ? {} : { retry: options.retry }),
@@ -245,12 +251,18 @@ export class Deployer {
       await Promise.all(current.reads);
       await watching;
     } finally {
-      this.#term = undefined;
       stopProbing?.();
       inbox.close();
-      this.#replay.clear();
-      await Promise.all([...this.#instances.values()].map((instance) => instance.end()));
-      this.#ready = deferred<void>();
+      // A new term may have begun meanwhile (when the caller did not wait for this one): it keeps its state.
+      const latest = this.#term === current;
+      if (latest) {
+        this.#term = undefined;
+        this.#replay.clear();
+      }
+      if (latest) {
+        await Promise.all([...this.#instances.values()].map((instance) => instance.end()));
+        if (this.#term === undefined) this.#ready = deferred<void>();
+      }
     }
   }
 

@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import type { EventFields, EventOf } from '../events/events.js';
-import { diffRenders, type ConfigDiff, type DiffOptions } from './config-diff.js';
+import { LastDiff, type ConfigDiff, type DiffOptions } from './config-diff.js';
 import { DeployRetry, type RetryOptions } from './deploy-retry.js';
 import { DeployScheduler, type DeployStep } from './deploy-scheduler.js';
 import type { DeployableRender, DeployTarget } from './deploy-target.js';
@@ -32,6 +32,8 @@ export interface InstanceDeployerOptions {
   readonly minDeploymentIntervalMs: number;
   readonly diff: DiffOptions;
   readonly awaitGateVerdict: boolean;
+  /** How long a reload waits for its render's verdict before it deploys the newest that passed. */
+  readonly verdictWaitLimitMs: number;
   /** Receives each outcome as `deployment.completed` fields, with what caused it. */
   readonly publish: (fields: EventFields['deployment.completed'], cause: Cause) => void;
   /** A render of this store version is applied (after a success). */
@@ -72,12 +74,13 @@ export class InstanceDeployer {
   /** The newest render seen. */
   #latest: Job | undefined;
   readonly #gate = new GateLatch<Job>();
-  readonly #passed = new PassedRenders<Job>();
+  readonly #passed: PassedRenders<Job>;
   /** The checksum the target reported at the start of the term, until a render matches it. */
   #targetChecksum: string | undefined;
   /** The checksum a drift-forced reload deployed; the drift's own re-render of it is then not forced again. */
   #driftDeployed: string | undefined;
-  #lastDiff: { readonly from: string; readonly to: string; readonly diff: ConfigDiff } | undefined;
+  /** A job waiting for its verdict is planned again on every event: the last pair's diff is kept. */
+  readonly #diffs: LastDiff;
 
   constructor(options: InstanceDeployerOptions) {
     this.target = options.target;
@@ -85,10 +88,12 @@ export class InstanceDeployer {
     this.#logger = options.logger;
     this.#minIntervalMs = options.minDeploymentIntervalMs;
     this.#diffOptions = options.diff;
+    this.#diffs = new LastDiff(options.diff);
     this.#awaitGate = options.awaitGateVerdict;
     this.#publishFields = options.publish;
     this.#onApplied = options.onApplied;
     this.#retry = options.retry === undefined ? undefined : new DeployRetry(options.clock, options.retry);
+    this.#passed = new PassedRenders({ clock: options.clock, limitMs: options.verdictWaitLimitMs, kick: () => this.#scheduler?.kick() });
   }
 
   /** True once a deployment succeeded (in this or an earlier term). */
@@ -120,8 +125,9 @@ export class InstanceDeployer {
     this.#gate.reset();
     this.#passed.reset();
     this.#driftDeployed = undefined;
-    this.#lastDiff = undefined;
     this.#retry?.succeeded();
+    // A term that has not ended yet plans nothing more (its step in flight runs to its end).
+    this.#scheduler?.stop();
     this.#scheduler = new DeployScheduler<Job>({
       clock: this.#clock,
       minIntervalMs: this.#minIntervalMs,
@@ -146,8 +152,9 @@ export class InstanceDeployer {
     if (scheduler === undefined) return;
     scheduler.stop();
     await scheduler.whenIdle();
-    this.#lastReloadEnd = scheduler.lastPacedEnd;
-    this.#scheduler = undefined;
+    this.#lastReloadEnd = scheduler.lastPacedEnd ?? this.#lastReloadEnd;
+    // A new term may have begun meanwhile: its scheduler stays.
+    if (this.#scheduler === scheduler) this.#scheduler = undefined;
   }
 
   handle(event: DeployerInput): void {
@@ -237,16 +244,15 @@ export class InstanceDeployer {
     const live = this.#live;
     if (!job.force && live?.checksum === job.render.checksum) return { type: 'run', paced: false, run: () => this.#skip(job) };
     if (!job.force && live !== undefined && !job.runtimeDone) {
-      const diff = this.#diff(live, job.render);
+      const diff = this.#diffs.of(live, job.render);
       if (!diff.structural) return { type: 'run', paced: false, run: () => this.#applyRuntime(job, diff.runtimeOps, false) };
       if (diff.runtimeOps.length > 0) return { type: 'run', paced: false, run: () => this.#applyRuntime(job, diff.runtimeOps, true, diff) };
       this.#logger.debug({ renderId: job.render.renderId, reasons: diff.reasons }, 'reload needed');
     }
     if (this.#awaitGate && !job.trusted && verdict === undefined) {
       // Renders may come faster than the gate judges them: deploy the newest that passed meanwhile.
-      const ahead = this.#passed.ahead(job);
-      if (ahead === undefined || ahead.render.checksum === live?.checksum) return { type: 'wait' };
-      return { type: 'run', paced: true, run: () => this.#reloadAhead(ahead, job) };
+      const ahead = this.#passed.ahead(job, live?.checksum);
+      return ahead === undefined ? { type: 'wait' } : { type: 'run', paced: true, run: () => this.#reloadAhead(ahead, job) };
     }
     return { type: 'run', paced: true, run: () => this.#reload(job) };
   }
@@ -256,19 +262,10 @@ export class InstanceDeployer {
     const render = withServerSlotsOf(passed.render, job.render, this.#diffOptions);
     this.#logger.info({ renderId: passed.render.renderId, waiting: job.render.renderId }, 'reloading the newest render the gate passed; the newest render waits for its own verdict');
     await this.#reload({ ...passed, render, storeVersion: job.storeVersion ?? passed.storeVersion, trusted: true });
-    if (this.#live === render) this.#passed.deployed(passed);
-    else this.#passed.discard(passed);
+    this.#passed.deployed(passed, this.#live === render);
     return { ...job, runtimeDone: false };
   }
 
-  /** The diff of two states, remembered for the last pair: a job waiting for its verdict is planned again on every event. */
-  #diff(live: DeployableRender, next: DeployableRender): ConfigDiff {
-    const cached = this.#lastDiff;
-    if (cached?.from === live.checksum && cached.to === next.checksum) return cached.diff;
-    const diff = diffRenders(live, next, this.#diffOptions);
-    this.#lastDiff = { from: live.checksum, to: next.checksum, diff };
-    return diff;
-  }
 
   async #skip(job: Job): Promise<undefined> {
     this.#publish(job, 'skipped', 'success', 0, 0);

@@ -4,8 +4,11 @@
 // reload that waits only for the newest verdict never comes. So the Deployer follows the gate:
 // the render it is checking is the first to arrive while it is idle, then the newest when a
 // verdict frees it. The newest render that passed is kept until a reload deploys it or something
-// newer; a reload may then deploy it (with the newest render's server slots), and the newest
-// render follows when its own verdict comes. Each instance keeps its own.
+// newer; once a reload has waited `limitMs` for its own verdict, it deploys that one instead
+// (with the newest render's server slots), and the newest render follows when its own verdict
+// comes. A burst of renders is still one reload when its last verdict comes in time. Each
+// instance keeps its own.
+import type { Clock, TimerHandle } from '../core/clock.js';
 
 interface Tracked<J> {
   readonly job: J;
@@ -13,13 +16,33 @@ interface Tracked<J> {
   readonly seq: number;
 }
 
-export class PassedRenders<J extends { readonly render: { readonly renderId: string } }> {
+export interface PassedRendersOptions {
+  readonly clock: Clock;
+  /** How long a reload waits for its own render's verdict before it takes the newest passed one. */
+  readonly limitMs: number;
+  /** Plans again (the deploy scheduler's kick) once the limit is reached. */
+  readonly kick: () => void;
+}
+
+export class PassedRenders<J extends { readonly render: { readonly renderId: string; readonly checksum: string } }> {
+  readonly #clock: Clock;
+  readonly #limitMs: number;
+  readonly #kick: () => void;
   readonly #seqs = new WeakMap<object, number>();
+  /** Since when a reload has waited for a verdict (`clock.monotonic()`); reset by a reload. */
+  #waitingSince: number | undefined;
+  #timer: TimerHandle | undefined;
   #next = 0;
   #latest: Tracked<J> | undefined;
   /** The render the gate is believed to be checking. */
   #checking: Tracked<J> | undefined;
   #passed: Tracked<J> | undefined;
+
+  constructor(options: PassedRendersOptions) {
+    this.#clock = options.clock;
+    this.#limitMs = options.limitMs;
+    this.#kick = options.kick;
+  }
 
   /** A render arrived: the gate checks it at once when it is idle. */
   rendered(job: J): void {
@@ -37,24 +60,41 @@ export class PassedRenders<J extends { readonly render: { readonly renderId: str
     this.#checking = latest !== undefined && latest !== judged && (judged === undefined || latest.seq > judged.seq) ? latest : undefined;
   }
 
-  /** The newest passed render, unless it is `job` itself (which then needs no other). */
-  ahead(job: J): J | undefined {
-    const passed = this.#passed;
-    return passed === undefined || passed.job === job || passed.job.render.renderId === job.render.renderId ? undefined : passed.job;
+  /**
+   * What a reload of `job`, still unjudged, may deploy now instead: the newest passed render, once
+   * the reload has waited `limitMs`, unless it is `job` or what runs (`liveChecksum`) already.
+   * Until then undefined, and the limit is armed to plan again.
+   */
+  ahead(job: J, liveChecksum: string | undefined): J | undefined {
+    const now = this.#clock.monotonic();
+    this.#waitingSince ??= now;
+    const passed = this.#passed?.job;
+    if (passed === undefined || passed === job || passed.render.renderId === job.render.renderId) return undefined;
+    if (passed.render.checksum === liveChecksum) return undefined;
+    const left = this.#waitingSince + this.#limitMs - now;
+    if (left <= 0) return passed;
+    this.#timer ??= this.#clock.setTimeout(() => {
+      this.#timer = undefined;
+      this.#kick();
+    }, left, { unref: true });
+    return undefined;
   }
 
-  /** `job` was deployed by a reload: passed renders no newer than it are of no more use. */
-  deployed(job: J): void {
+  /** A reload deployed `job` (or, `ok` false, failed to): passed renders no newer are of no more use. */
+  deployed(job: J, ok = true): void {
+    this.#waitingSince = undefined;
+    if (!ok) {
+      if (this.#passed?.job === job) this.#passed = undefined;
+      return;
+    }
     const seq = this.#seqs.get(job);
     if (seq !== undefined && this.#passed !== undefined && this.#passed.seq <= seq) this.#passed = undefined;
   }
 
-  /** `job` could not be deployed: it is not offered again. */
-  discard(job: J): void {
-    if (this.#passed?.job === job) this.#passed = undefined;
-  }
-
   reset(): void {
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#waitingSince = undefined;
     this.#latest = undefined;
     this.#checking = undefined;
     this.#passed = undefined;

@@ -15,8 +15,9 @@ afterEach(async () => {
   harness = undefined;
 });
 
+/** A deployed BASE; a reload waits up to 2 s for its own verdict. */
 async function deployed(): Promise<DeployerHarness> {
-  harness = await new DeployerHarness().start();
+  harness = await new DeployerHarness({ verdictWaitLimitMs: 2000 }).start();
   await harness.passed(BASE);
   expect(harness.target.reloads).toHaveLength(1);
   return harness;
@@ -53,6 +54,9 @@ describe('Deployer under steady churn', () => {
     const newer = await h.render(timeout(31, MOVED));
     expect(h.target.runtimeBatches).toEqual([[{ type: 'server-addr', backend: 'be', server: 'srv1', address: '10.0.0.9', port: 80 }]]);
     await h.verdict(older, 'ok', false);
+    // It waits up to the limit for the newest render's own verdict, then takes the one that passed.
+    await h.clock.advance(1999);
+    expect(h.target.reloads).toHaveLength(1);
     await h.clock.advance(1);
     expect(h.target.reloads).toHaveLength(2);
     const reloaded = h.target.written?.haproxyConfig ?? '';
@@ -73,7 +77,7 @@ describe('Deployer under steady churn', () => {
     const older = await h.render(timeout(30));
     const refused = await h.render(timeout(31));
     await h.verdict(older, 'ok', false);
-    await h.clock.advance(1);
+    await h.clock.advance(2000);
     await h.verdict(refused, 'refused', true);
     const held = await h.render(timeout(32));
     await h.clock.advance(10_000);
@@ -100,6 +104,18 @@ describe('Deployer under steady churn', () => {
     expect(h.target.running).toBe(newer.checksum);
   });
 
+  it('still makes one reload of a burst whose newest verdict comes within the limit', async () => {
+    const h = await deployed();
+    await h.clock.advance(2500);
+    const first = await h.render(timeout(30));
+    const last = await h.render(timeout(31));
+    await h.verdict(first, 'ok', false);
+    await h.clock.advance(1500);
+    await h.verdict(last, 'ok', true);
+    await h.clock.advance(10_000);
+    expect(h.target.reloads.map((r) => r.checksum)).toEqual([h.target.reloads[0]?.checksum, last.checksum]);
+  });
+
   it('waits for the verdict as before when nothing newer than the deployed render has passed', async () => {
     const h = await deployed();
     await h.clock.advance(2500);
@@ -107,5 +123,25 @@ describe('Deployer under steady churn', () => {
     await h.render(timeout(31));
     await h.clock.advance(60_000);
     expect(h.target.reloads).toHaveLength(1);
+  });
+});
+
+describe('Deployer across leadership terms', () => {
+  it('keeps deploying in a term that began while the previous term was still finishing its reload', async () => {
+    const h = (harness = await new DeployerHarness({}, { reloadMs: 5000 }).start());
+    await h.passed(BASE);
+    // Leadership lost mid-reload, and won back at once, before the reload ended.
+    h.term.abort();
+    const second = new AbortController();
+    const running = h.deployer.start(second.signal);
+    await h.deployer.whenReady();
+    await h.clock.advance(5000);
+    await h.clock.advance(2000);
+    const next = await h.passed(timeout(30));
+    await h.clock.advance(10_000);
+    expect(h.target.running).toBe(next.checksum);
+    second.abort();
+    await h.clock.runAll();
+    await running;
   });
 });

@@ -1,20 +1,17 @@
 // The soak's HAProxy deploy (`soak --haproxy`), from the parts `run --haproxy` assembles in
 // controller.ts: the supervised HAProxy on an output directory (HaproxyProcess, bounding its old
-// workers), its DeployTarget (LocalHaproxyTarget), and the leader-only render gate, Deployer and
-// drift monitor added to an engine the soak built on its fault-capable worker pool.
+// workers), its DeployTarget (LocalHaproxyTarget), and the leader-only deploy components
+// (deploy-components.ts) added to an engine the soak built on its fault-capable worker pool.
 import type { Logger } from 'pino';
-import type { RenderExclusions } from '../../../worker/protocol.js';
 import type { Clock } from '../../core/clock.js';
-import { Deployer } from '../../deploy/deployer.js';
-import { DriftPreventionMonitor } from '../../deploy/drift-monitor.js';
+import type { Deployer } from '../../deploy/deployer.js';
 import type { Engine } from '../../engine.js';
 import type { ObjectExclusions } from '../../gate/object-exclusions.js';
-import { RenderGate } from '../../gate/render-gate.js';
 import { HaproxyProcess } from '../../haproxy/haproxy-process.js';
 import { LocalHaproxyTarget } from '../../haproxy/local-haproxy-target.js';
-import { outputPathsIn, type OutputDirectory } from '../../output/output-directory.js';
-import type { PipelineResult } from '../../pipeline/pipeline.js';
+import type { OutputDirectory } from '../../output/output-directory.js';
 import type { ControllerHooks, HaproxyOptions } from '../../controller/controller.js';
+import { addDeployComponents } from '../../controller/deploy-components.js';
 
 export interface SoakDeployOptions {
   /** The output directory HAProxy runs from (`<out>/haproxy.cfg`, sockets in `<out>/run`). */
@@ -39,7 +36,6 @@ export interface SoakDeploy {
 /** Creates the supervised HAProxy and adds the render gate, Deployer and drift monitor to `engine`. */
 export function addSoakDeploy(engine: Engine, options: SoakDeployOptions): SoakDeploy {
   const { clock, logger, hooks } = options;
-  const paths = outputPathsIn(options.out);
   const process = HaproxyProcess.forOutputDirectory(options.out, {
     clock,
     logger,
@@ -53,21 +49,14 @@ export function addSoakDeploy(engine: Engine, options: SoakDeployOptions): SoakD
     haproxy: process,
     logger,
   });
-  const deployer = new Deployer({
-    bus: engine.bus,
-    target,
+  const deployer = addDeployComponents(engine, {
+    out: options.out,
+    deploy: { target },
+    ...(options.haproxy.minDeploymentIntervalMs === undefined ? {} : { minDeploymentIntervalMs: options.haproxy.minDeploymentIntervalMs }),
+    ...(options.haproxy.driftIntervalMs === undefined ? {} : { driftIntervalMs: options.haproxy.driftIntervalMs }),
+    exclusions: options.exclusions,
     clock,
     logger,
-    mapsDir: paths.mapsDir,
-    storeVersion: () => engine.stores.version,
-    ...(options.haproxy.minDeploymentIntervalMs === undefined ? {} : { minDeploymentIntervalMs: options.haproxy.minDeploymentIntervalMs }),
   });
-  const rerender = (excluded: RenderExclusions, signal: AbortSignal): Promise<PipelineResult> =>
-    engine.pipeline.execute(signal, engine.stores, 'admission', { baseline: engine.coordinator.baseline, exclusions: excluded });
-  engine.addLeaderComponent(new RenderGate({ bus: engine.bus, directories: paths, clock, logger, exclusions: options.exclusions, rerender }));
-  engine.addLeaderComponent(deployer);
-  engine.addLeaderComponent(
-    new DriftPreventionMonitor({ bus: engine.bus, clock, logger, ...(options.haproxy.driftIntervalMs === undefined ? {} : { driftIntervalMs: options.haproxy.driftIntervalMs }) }),
-  );
   return { process, deployer, target };
 }
