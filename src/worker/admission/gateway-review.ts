@@ -12,7 +12,7 @@
 //   certificate Secret that does not exist yet is a warning (cert-manager makes it after the
 //   Gateway). Objects that are not ours (another class, parentRefs to other Gateways) are allowed.
 import type { AdmissionReason, AdmissionVerdict, KubeObject } from '../protocol.js';
-import { attachRoute, bindGateways, ourClasses, type GatewayEntry, type ListenerSpec } from '../routing/gateway-attachment.js';
+import { attachRoute, bindGateways, ourClasses, type GatewayEntry, type ListenerSpec, type ParentResult } from '../routing/gateway-attachment.js';
 import { routeBackends, type RuleSpec } from '../routing/gateway-backends.js';
 import { keepOwnedHosts, MAX_ROUTE_LINES } from '../routing/gateway-builder.js';
 import type { GatewayOptions } from '../routing/gateway-model.js';
@@ -47,6 +47,23 @@ export function routeIsOurs(route: KubeObject, reader: StoreReader, options: Gat
   });
 }
 
+/**
+ * Whether another route can claim one of the hostnames the reviewed route answers (its effective
+ * hostnames in `parents`), so that attaching it is worth its cost. A route's effective hostname
+ * is one of its own hostnames or its listener's, so a route can meet ours only by naming one of
+ * them, or (when one of them is a listener's hostname) through that listener: then every route may.
+ */
+function mayMeet(parents: readonly ParentResult[], entries: readonly GatewayEntry[]): (other: KubeObject) => boolean {
+  const hosts = new Set(parents.flatMap((p) => p.attachments.flatMap((a) => a.hostnames)).filter((h) => h !== ''));
+  if (hosts.size === 0) return () => false;
+  const listenerHosts = entries.flatMap((e) => [...e.bound.values()].map((l) => l.spec.hostname ?? ''));
+  if (listenerHosts.some((h) => hosts.has(h))) return () => true;
+  return (other) => {
+    const names = (other.spec as { hostnames?: unknown }).hostnames;
+    return Array.isArray(names) && names.some((h) => typeof h === 'string' && hosts.has(h));
+  };
+}
+
 /** Whether a Gateway (raw) is of one of our GatewayClasses. */
 export function gatewayIsOurs(gateway: KubeObject, reader: StoreReader, options: GatewayOptions): boolean {
   const name = (gateway.spec as { gatewayClassName?: unknown } | undefined)?.gatewayClassName;
@@ -67,10 +84,12 @@ export function reviewHttpRoute(route: KubeObject, source: ModelSource, model: M
     const key = `${ref.namespace ?? ns}/${ref.name}`;
     if (reads.getSingle(options.stores.gateways, [ref.namespace ?? ns, ref.name]) === undefined) warnings.push(`${owner}: parentRef Gateway ${key} does not exist (yet); the route is not served there`);
   }
-  // Host ownership over every attached route's claims, as the render decides it.
+  // Host ownership over the claims of every attached route that can meet ours, as the render decides it.
   const parents = attachRoute(route, gateways, reads, options);
   const ownership = new HostOwnership(reads, model);
+  const meets = mayMeet(parents, entries);
   for (const other of reads.list(options.stores.httpRoutes)) {
+    if (other !== route && !meets(other)) continue;
     const claimant = claimantOf(other, 'HTTPRoute');
     for (const parent of other === route ? parents : attachRoute(other, gateways, reads, options)) {
       for (const a of parent.attachments) for (const host of a.hostnames) if (host !== '') ownership.claim(host, claimant);

@@ -55,6 +55,15 @@ describe('admission of HTTPRoutes', () => {
     expect(checker.review(review(httpRoute('team-a', 'sibling', { ...parent, hostnames: ['shop.example.com'], rules: [{ backendRefs: [ref('web')] }] })), NOW)).toMatchObject({ allowed: true });
   });
 
+  it("denies a hostname an older route holds through its listener's hostname, without naming it itself", () => {
+    const named = gateway('infra', 'named', [{ name: 'shop', port: 9080, hostname: 'shop.example.com', allowedRoutes: { namespaces: { from: 'All' } } }]);
+    const holder = httpRoute('team-a', 'holder', { parentRefs: [{ name: 'named', namespace: 'infra' }], rules: [{ backendRefs: [ref('web')] }] }, OLD);
+    const bystander = httpRoute('team-a', 'elsewhere', { ...parent, hostnames: ['other.example.com'], rules: [{ backendRefs: [ref('web')] }] }, OLD);
+    const taker = httpRoute('team-b', 'taker', { parentRefs: [{ name: 'named', namespace: 'infra' }], hostnames: ['shop.example.com'], rules: [{ backendRefs: [ref('web')] }] });
+    const verdict = checkerWith([...base, { ...named, metadata: { ...named.metadata, ...OLD } }, holder, bystander]).review(review(taker), NOW);
+    expect(verdict).toMatchObject({ allowed: false, reason: 'HostConflict', message: expect.stringContaining('belongs to HTTPRoute team-a/holder') });
+  });
+
   it('denies a cross-namespace backendRef without a ReferenceGrant, as the route status reports it, and allows it with one', () => {
     const reach = httpRoute('team-b', 'reach', { ...parent, rules: [{ backendRefs: [ref('web', { namespace: 'team-a' })] }] });
     const verdict = checkerWith([...base]).review(review(reach), NOW);
