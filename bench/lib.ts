@@ -7,6 +7,7 @@ import type { Bench, BenchOptions, Task } from 'tinybench';
 import { StoreProvider } from '../src/main/stores/store-provider.js';
 import { SyntheticCluster } from '../src/main/sources/synthetic/synthetic-cluster.js';
 import type { KubeObject, TemplateSetSource } from '../src/worker/protocol.js';
+import { httpRouteOf } from './route-cluster.js';
 
 /** Cluster sizes (Ingresses, each with a Service and an EndpointSlice of 3 endpoints). */
 export const DEFAULT_SIZES: readonly number[] = [100, 1_000, 10_000];
@@ -158,12 +159,16 @@ export function syntheticObjects(n: number): { store: string; object: KubeObject
 
 /**
  * Changes exactly one object: a new generation of one app's EndpointSlice (one endpoint moves,
- * as in a rolling deploy) or of its Ingress (a path changes, so its routes and map lines change).
+ * as in a rolling deploy) or of its Ingress or HTTPRoute (a path changes, so its routes and map
+ * or match lines change; see route-cluster.ts for the HTTPRoute cluster).
  * Deterministic: app indices step through the cluster.
  */
+/** What a OneObjectChanger changes. */
+export type ChangedKind = 'endpointslice' | 'ingress' | 'httproute';
+
 export class OneObjectChanger {
   /** Which kind of object each change touches. */
-  readonly kind: 'endpointslice' | 'ingress';
+  readonly kind: ChangedKind;
   #generation = 0;
   #cursor = 0;
 
@@ -171,16 +176,17 @@ export class OneObjectChanger {
     private readonly stores: StoreProvider,
     private readonly cluster: SyntheticCluster,
     private readonly apps: number,
-    kind: 'endpointslice' | 'ingress' = 'endpointslice',
+    kind: ChangedKind = 'endpointslice',
   ) {
     this.kind = kind;
   }
 
-  /** An EndpointSlice: one endpoint moves. An Ingress: one of its paths changes (`/api/vN`). */
+  /** An EndpointSlice: one endpoint moves. An Ingress or HTTPRoute: one of its paths changes (`/api/vN`). */
   change(): void {
     const index = (this.#cursor = (this.#cursor + 7919) % this.apps);
     const generation = ++this.#generation;
     if (this.kind === 'ingress') this.stores.store('ingresses').upsert(this.cluster.ingress(index, generation));
+    else if (this.kind === 'httproute') this.stores.store('httproutes').upsert(httpRouteOf(this.cluster, index, generation));
     else this.stores.store('endpointslices').upsert(this.cluster.endpointSlice(index, generation));
   }
 }

@@ -1,5 +1,6 @@
 // The targets of the scaling curve, each as a ratio or figure measured in one run of bench:scale,
-// with `met`. A target whose sizes the run did not include is listed with measured: null.
+// with `met`. A target whose sizes the run did not include is listed with measured: null. The
+// HTTPRoute cluster is compared with the Ingress cluster of the same size (routeTargets).
 import type { Row } from './lib.js';
 
 export interface Target {
@@ -38,5 +39,23 @@ export function scaleTargets(rows: readonly Row[]): Target[] {
   }
   const tenK = rowOf(rows, 10_000);
   if (tenK !== undefined) out.push(target('cold render + validate per Ingress at 10,000, in a worker', 0.1, Number(tenK.coldTotalMs) / 10_000, 'ms'));
+  return out;
+}
+
+/**
+ * The HTTPRoute cluster's per-object costs against the Ingress cluster of the same size in the
+ * same run: 1 HTTPRoute changed against 1 Ingress changed, 1 EndpointSlice changed in each, and
+ * the cold render per object (the same N apps either way, so per object is per row).
+ */
+export function routeTargets(rows: readonly Row[], routeRows: readonly Row[]): Target[] {
+  const out: Target[] = [];
+  for (const route of routeRows) {
+    const n = Number(route.routes);
+    const ingress = rowOf(rows, n);
+    const ratio = (routeKey: string, ingressKey: string): number | undefined => (ingress === undefined ? undefined : Number(route[routeKey]) / Number(ingress[ingressKey]));
+    out.push(target(`1 HTTPRoute changed / 1 Ingress changed, N=${n}`, 1.5, ratio('routeChangeTotalMs', 'ingressChangeTotalMs')));
+    out.push(target(`1 EndpointSlice changed, HTTPRoute cluster / Ingress cluster, N=${n}`, 1.5, ratio('sliceChangeTotalMs', 'sliceChangeTotalMs')));
+    out.push(target(`cold render + validate per HTTPRoute / per Ingress, N=${n}`, 1.5, ratio('coldTotalMs', 'coldTotalMs')));
+  }
   return out;
 }

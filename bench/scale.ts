@@ -2,6 +2,9 @@
 // one-thread PoolPipeline, the cold render (first render in a fresh worker), the incremental
 // render after one Ingress changed and after one EndpointSlice changed (render and validation),
 // the main thread's dispatch cost for that change, rendered size and the worker's heap. Writes bench/results/scale.json and bench/results/scale.svg.
+// Then the same apps routed by HTTPRoutes instead (route-cluster.ts; default N = 1,000 and 10,000,
+// `--route-sizes`): 1 HTTPRoute changed and 1 EndpointSlice changed, compared per object with the
+// Ingress cluster of the same size measured in this run (targets ≤ 1.5×).
 // Sizes default to 100, 1,000, 10,000 and 50,000; pass others as arguments (100000 included: the
 // descriptor limit grows with N so that every Ingress gets its servers, and the report says so in
 // servesEveryIngress and each row's ingressesWithoutServers). The report states the targets of
@@ -12,23 +15,27 @@ import { Engine } from '../src/main/engine.js';
 import { lineChartSvg } from '../src/main/tools/svg-chart.js';
 import { loadTemplateSet } from '../src/main/template-set/template-set.js';
 import { SYNTHETIC_CLUSTER_VALUES } from '../src/main/sources/synthetic/synthetic-cluster.js';
-import { benchCommand, sizeArgument } from './bench-command.js';
-import { environment, median, OneObjectChanger, populatedStores, printTable, sig, type Row } from './lib.js';
-import { scaleTargets } from './scale-targets.js';
+import { benchCommand, sizeArgument, sizeList } from './bench-command.js';
+import { environment, median, OneObjectChanger, populatedStores, printTable, sig, type ChangedKind, type Row } from './lib.js';
+import { populatedRouteStores } from './route-cluster.js';
+import { routeTargets, scaleTargets } from './scale-targets.js';
 
 const INCREMENTAL_SAMPLES = 9;
 const DEFAULT_SCALE_SIZES = [100, 1_000, 10_000, 50_000];
+const DEFAULT_ROUTE_SIZES = [1_000, 10_000];
 const command = benchCommand('bench:scale', 'scaling curve: cold and incremental render, dispatch cost, output size and worker heap per cluster size; writes bench/results/scale.json and scale.svg')
   .argument('[sizes...]', `cluster sizes in Ingresses (default ${DEFAULT_SCALE_SIZES.join(' ')})`, sizeArgument)
+  .option('--route-sizes <sizes>', `sizes of the HTTPRoute cluster, measured after the Ingress ones and compared with the Ingress cluster of the same size ("none" for none; default ${DEFAULT_ROUTE_SIZES.join(',')})`, (text: string) => (text === 'none' ? [] : sizeList(text)))
   .parse();
 const N = (command.processedArgs[0] as number[] | undefined) ?? DEFAULT_SCALE_SIZES;
+const ROUTE_N = (command.opts<{ routeSizes?: number[] }>().routeSizes) ?? DEFAULT_ROUTE_SIZES;
 const never = new AbortController().signal;
 
-const rows: Row[] = [];
-for (const n of N) {
+/** One cluster measured on a fresh one-thread pool: the cold render, then 1 changed object and 1 changed EndpointSlice per render. */
+async function measureCluster(n: number, routes: boolean): Promise<Row> {
   const values = descriptorValues(n);
   const set = await loadTemplateSet(undefined, values);
-  const { stores, cluster } = populatedStores(set, n);
+  const { stores, cluster } = routes ? populatedRouteStores(set, n) : populatedStores(set, n);
   // The engine's pool, driven directly: this measures the pipeline, not the bus around it.
   const engine = await Engine.create({ templateSet: set, stores, threads: 1, renderTimeoutMs: 600_000, logger: silentLogger() });
   const pool = engine.pool;
@@ -37,7 +44,7 @@ for (const n of N) {
     const cold = await pool.execute(never, stores, 'reconcile');
     let baseline = { haproxyConfig: cold.haproxyConfig, auxiliaryFiles: cold.auxiliaryFiles };
     // One changed object per render, as the coordinator would see it: the baseline is the previous output.
-    const measure = async (kind: 'endpointslice' | 'ingress'): Promise<{ render: number; validate: number; total: number; dispatch: number }> => {
+    const measure = async (kind: ChangedKind): Promise<{ render: number; validate: number; total: number; dispatch: number }> => {
       const changer = new OneObjectChanger(stores, cluster, n, kind);
       const render: number[] = [];
       const validate: number[] = [];
@@ -54,32 +61,45 @@ for (const n of N) {
       }
       return { render: median(render), validate: median(validate), total: median(total), dispatch: median(dispatch) };
     };
-    const ingress = await measure('ingress');
+    const object = await measure(routes ? 'httproute' : 'ingress');
     const slice = await measure('endpointslice');
     const [status] = await pool.workerStatus();
-    const row: Row = {
-      ingresses: n,
+    const changed = routes ? 'route' : 'ingress';
+    return {
+      [routes ? 'routes' : 'ingresses']: n,
       coldRenderMs: sig(cold.timings.renderMs),
       coldValidateMs: sig(cold.timings.validateMs),
       coldTotalMs: sig(cold.timings.totalMs),
-      ingressChangeRenderMs: sig(ingress.render),
-      ingressChangeValidateMs: sig(ingress.validate),
-      ingressChangeTotalMs: sig(ingress.total),
-      ingressChangeOverCold: sig(ingress.total / cold.timings.totalMs),
+      [`${changed}ChangeRenderMs`]: sig(object.render),
+      [`${changed}ChangeValidateMs`]: sig(object.validate),
+      [`${changed}ChangeTotalMs`]: sig(object.total),
+      [`${changed}ChangeOverCold`]: sig(object.total / cold.timings.totalMs),
       sliceChangeTotalMs: sig(slice.total),
       sliceChangeOverCold: sig(slice.total / cold.timings.totalMs),
-      dispatchMs: sig(median([ingress.dispatch, slice.dispatch])),
+      dispatchMs: sig(median([object.dispatch, slice.dispatch])),
       configKiB: sig(Buffer.byteLength(cold.haproxyConfig) / 1024),
       fdHardLimit: Number(values.fdHardLimit),
       // Ingresses the slot budget left without servers: 0 means the bench serves every Ingress.
-      ingressesWithoutServers: cold.warnings.filter((w) => w.includes('its backends get no servers')).length,
+      ...(routes ? {} : { ingressesWithoutServers: cold.warnings.filter((w) => w.includes('its backends get no servers')).length }),
       workerHeapMiB: sig((status?.heapUsedBytes ?? 0) / 1024 / 1024),
     };
-    rows.push(row);
-    console.error(`N=${n}: ${JSON.stringify(row)}`);
   } finally {
     await engine.close();
   }
+}
+
+const rows: Row[] = [];
+for (const n of N) {
+  const row = await measureCluster(n, false);
+  rows.push(row);
+  console.error(`N=${n}: ${JSON.stringify(row)}`);
+}
+// The HTTPRoute cluster of the same apps, in the same run, for the per-object comparison with Ingress.
+const routeRows: Row[] = [];
+for (const n of ROUTE_N) {
+  const row = await measureCluster(n, true);
+  routeRows.push(row);
+  console.error(`N=${n} HTTPRoutes: ${JSON.stringify(row)}`);
 }
 
 printTable(`scaling curve (PoolPipeline, 1 worker; 1 changed Ingress / EndpointSlice per render, median of ${INCREMENTAL_SAMPLES})`, rows);
@@ -96,11 +116,13 @@ const targets = [
       met: Number(r.ingressChangeOverCold) <= 0.1,
     })),
 ];
+if (routeRows.length > 0) printTable(`HTTPRoute cluster (the same apps routed by HTTPRoutes on one Gateway listener; median of ${INCREMENTAL_SAMPLES})`, routeRows);
+targets.push(...routeTargets(rows, routeRows));
 if (targets.length > 0) printTable('targets', targets);
 const servesEveryIngress = rows.every((r) => r.ingressesWithoutServers === 0);
 const results = new URL('./results/', import.meta.url);
 await mkdir(results, { recursive: true });
-await writeFile(new URL('scale.json', results), `${JSON.stringify({ suite: 'scale', servesEveryIngress, rows, targets, environment: environment() }, null, 2)}\n`);
+await writeFile(new URL('scale.json', results), `${JSON.stringify({ suite: 'scale', servesEveryIngress, rows, routeRows, targets, environment: environment() }, null, 2)}\n`);
 const series = (name: string, color: string, key: string): { name: string; color: string; points: [number, number][] } => ({
   name,
   color,

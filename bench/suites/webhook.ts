@@ -6,6 +6,8 @@
 // review at a time on a keep-alive connection. Then, at the largest N, the main thread's
 // event-loop delay while a client on another thread sends 200 reviews/s and the stores take 200
 // changes/s. Targets: p99 <= 50 ms at 10,000; p99 at 10,000 <= 3 x p99 at 100; delay p99 < 20 ms.
+// Then HTTPRoute reviews at N routes (route-cluster.ts), sequential, a changed route or (every
+// fourth) a newcomer on a claimed hostname: each is judged against every route's attachment.
 import { Agent, request } from 'node:https';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
@@ -16,6 +18,10 @@ import { generateSelfSigned } from '../../src/main/output/default-certificate.js
 import type { SyntheticCluster } from '../../src/main/sources/synthetic/synthetic-cluster.js';
 import type { KubeObject } from '../../src/worker/protocol.js';
 import { OneObjectChanger, populatedStores, ratio, sig, type Row, type Suite, type SuiteContext, type SuiteReport } from '../lib.js';
+import { httpRouteOf, populatedRouteStores } from '../route-cluster.js';
+
+const GATEWAY_GROUP = 'gateway.networking.k8s.io';
+const ROUTE_REVIEWS = 300;
 
 const RATE_PER_S = 200;
 const LOAD_SECONDS = 5;
@@ -30,14 +36,14 @@ function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
 }
 
-function reviewBody(uid: string, object: KubeObject, operation: 'CREATE' | 'UPDATE'): string {
+function reviewBody(uid: string, object: KubeObject, operation: 'CREATE' | 'UPDATE', kind = 'Ingress', group = 'networking.k8s.io'): string {
   return JSON.stringify({
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
     request: {
       uid,
-      kind: { group: 'networking.k8s.io', version: 'v1', kind: 'Ingress' },
-      resource: { group: 'networking.k8s.io', version: 'v1', resource: 'ingresses' },
+      kind: { group, version: 'v1', kind },
+      resource: { group, version: 'v1', resource: `${kind.toLowerCase()}${kind === 'Ingress' ? 'es' : 's'}` },
       namespace: object.metadata.namespace,
       operation,
       object,
@@ -63,6 +69,17 @@ function reviewOf(cluster: SyntheticCluster, n: number, i: number): string {
   const spec = existing.spec as { rules: unknown[] };
   const newcomer: KubeObject = { ...existing, metadata: { name: `claim-${i}`, namespace: 'newcomers' }, spec: { ...spec } };
   return reviewBody(`uid-${i}`, newcomer, 'CREATE');
+}
+
+/**
+ * The i-th reviewed HTTPRoute, as reviewOf: a changed existing route, or (every fourth) a
+ * newcomer from another namespace on a claimed hostname, which is denied (HostConflict).
+ */
+function routeReviewOf(cluster: SyntheticCluster, n: number, i: number): string {
+  const index = (i * 7919) % n;
+  const existing = stamped(httpRouteOf(cluster, index, 1000 + i));
+  if (i % 4 !== 3) return reviewBody(`uid-${i}`, existing, 'UPDATE', 'HTTPRoute', GATEWAY_GROUP);
+  return reviewBody(`uid-${i}`, { ...existing, metadata: { name: `claim-${i}`, namespace: 'newcomers' } }, 'CREATE', 'HTTPRoute', GATEWAY_GROUP);
 }
 
 function post(agent: Agent, port: number, cert: string, body: string): Promise<Answer> {
@@ -229,6 +246,37 @@ export const webhookSuite: Suite = {
           notes.push(`main-thread event-loop delay p99 at ${RATE_PER_S} reviews/s and N=${n}: ${sig(delayP99)} ms (target < 20 ms): ${delayP99 < 20 ? 'met' : 'NOT met'}`);
         }
         details[`N=${n}`] = { checker: checker.stats };
+      } finally {
+        agent.destroy();
+        await server.close();
+      }
+    }
+    // HTTPRoute reviews at N routes (the same apps on one Gateway listener), sequential, an EndpointSlice change before each.
+    for (const n of context.sizes) {
+      const { stores, cluster } = populatedRouteStores(set, n);
+      for (let i = 0; i < n; i++) stores.store('httproutes').upsert(stamped(httpRouteOf(cluster, i)));
+      const changer = new OneObjectChanger(stores, cluster, n);
+      const checker = new WorkerAdmissionChecker({ stores, templateSet: set });
+      checker.start();
+      const server: AdmissionServer = await startAdmissionServer({ address: '127.0.0.1:0', ...pem, checker, logger: silentLogger() });
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        await post(agent, server.port, pem.cert, routeReviewOf(cluster, n, 0));
+        const latencies: number[] = [];
+        let denied = 0;
+        let timeouts = 0;
+        for (let i = 1; i <= 20 + ROUTE_REVIEWS; i++) {
+          changer.change();
+          const body = routeReviewOf(cluster, n, i);
+          const t = performance.now();
+          const answer = await post(agent, server.port, pem.cert, body);
+          if (i <= 20) continue;
+          latencies.push(performance.now() - t);
+          if (!answer.allowed) denied++;
+          if (answer.warnings.some((w) => w.includes('did not finish checking'))) timeouts++;
+        }
+        latencies.sort((a, b) => a - b);
+        results.push({ task: 'HTTPRoute review (sequential)', n, p50Ms: sig(percentile(latencies, 50)), p99Ms: sig(percentile(latencies, 99)), maxMs: sig(latencies.at(-1) as number), samples: latencies.length, denied, timeouts });
       } finally {
         agent.destroy();
         await server.close();

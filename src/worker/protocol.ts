@@ -336,12 +336,16 @@ export interface OutputPaths {
  * a host another namespace owns, an annotation value, a TLS entry or Secret, a missing backend,
  * an endpoint address refused.
  */
-/** An admission denial names the reason the rejection's Event would carry. */
-export type AdmissionReason = RejectionCode;
+/**
+ * An admission denial names the reason the rejection's Event would carry; for Gateway API objects
+ * the reason their status condition carries (`RefNotPermitted`, `InvalidCertificateRef`, a
+ * listener's `HostnameConflict` or `ProtocolConflict`).
+ */
+export type AdmissionReason = RejectionCode | 'RefNotPermitted' | 'InvalidCertificateRef' | 'HostnameConflict' | 'ProtocolConflict';
 
 /** One admission request as the webhook's checker sees it (decoded from an AdmissionReview). */
 export interface AdmissionCheckRequest {
-  /** `Ingress` or `Secret`: the request's resource kind, as the API server names it. */
+  /** `Ingress`, `Secret`, `HTTPRoute` or `Gateway`: the request's resource kind, as the API server names it. */
   readonly kind: string;
   readonly operation: 'CREATE' | 'UPDATE';
   /** The request's namespace: the object's, when its metadata leaves it out. */

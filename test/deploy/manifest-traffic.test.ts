@@ -201,5 +201,15 @@ describe('traffic and wiring in deploy/kubernetes', () => {
     expect(ingress.length).toBe(1);
     expect(ingress[0].failurePolicy).toBe('Fail');
     expect(listOf(ingress[0].rules).flatMap((r) => r.operations as string[])).toEqual(expect.arrayContaining(['CREATE', 'UPDATE']));
+    // HTTPRoutes and Gateways, the kinds the webhook checks besides Ingresses and Secrets, fail closed too.
+    for (const resource of ['httproutes', 'gateways']) {
+      const gatewayApi = entries.filter((w) => listOf(w.rules).some((r) => Array.isArray(r.resources) && r.resources.includes(resource)));
+      expect(gatewayApi.length, resource).toBe(1);
+      expect(gatewayApi[0].failurePolicy, resource).toBe('Fail');
+      const rules = listOf(gatewayApi[0].rules).filter((r) => (r.resources as string[]).includes(resource));
+      expect(rules.flatMap((r) => r.apiGroups as string[]), resource).toEqual(['gateway.networking.k8s.io']);
+      expect(rules.flatMap((r) => r.apiVersions as string[]), resource).toContain('v1');
+      expect(rules.flatMap((r) => r.operations as string[]), resource).toEqual(expect.arrayContaining(['CREATE', 'UPDATE']));
+    }
   });
 });

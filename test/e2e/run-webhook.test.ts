@@ -1,6 +1,7 @@
 // `haptic-reconciler run --webhook-addr --webhook-cert --webhook-key` as an operator runs it: a
 // real process watching the example manifests serves the admission webhook over HTTPS, and its
-// verdicts follow what the controller watches. A partial set of webhook flags is refused.
+// verdicts follow what the controller watches, for Ingresses and for the Gateway API kinds. A
+// partial set of webhook flags is refused.
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import { admissionReview, postReview, servingPem, type ReviewResponse, type Serv
 import { startCli, type CliProcess } from '../helpers/cli-process.js';
 import { ingress, rule } from '../helpers/cluster.js';
 import { eventually } from '../helpers/eventually.js';
+import { gateway, gatewayClass, httpRoute, ref } from '../helpers/gateway-objects.js';
 
 let dir: string;
 let controller: CliProcess;
@@ -23,6 +25,10 @@ beforeAll(async () => {
   // Objects from the API server carry their creation time; a manifest without one counts as the
   // newest claimant (as in the render), so the owner here has one.
   await writeFile(join(manifests, 'owner.yaml'), JSON.stringify(ingress('team-a', 'owner', { ingressClassName: 'haproxy', rules: [rule('owned.example.com', { service: 'web' })] }, { creationTimestamp: '2024-01-01T00:00:00Z' })));
+  const older = { creationTimestamp: '2024-01-01T00:00:00Z' };
+  const edge = gateway('infra', 'edge', [{ name: 'http', port: 18080, allowedRoutes: { namespaces: { from: 'All' } } }]);
+  const route = httpRoute('team-a', 'owner', { parentRefs: [{ name: 'edge', namespace: 'infra' }], hostnames: ['routed.example.com'], rules: [{ backendRefs: [ref('web')] }] }, older);
+  await writeFile(join(manifests, 'gateway.yaml'), [gatewayClass(), { ...edge, metadata: { ...edge.metadata, ...older } }, route].map((o) => JSON.stringify(o)).join('\n---\n'));
   pem = await servingPem();
   await writeFile(join(dir, 'tls.crt'), pem.cert);
   await writeFile(join(dir, 'tls.key'), pem.key, { mode: 0o600 });
@@ -54,6 +60,22 @@ describe('run --webhook-addr', () => {
     const good = ingress('intruder', 'own', { ingressClassName: 'haproxy', rules: [rule('own.example.com', { service: 'web' })] });
     const reply = await postReview(port, pem.cert, admissionReview(good, { namespace: 'intruder' }));
     expect((JSON.parse(reply.text) as ReviewResponse).response).toMatchObject({ allowed: true });
+  });
+});
+
+describe('run --webhook-addr with Gateway API objects', () => {
+  it('denies an HTTPRoute hostname another namespace owns, and a Gateway listener on a held port', async () => {
+    const taker = httpRoute('intruder', 'steal', { parentRefs: [{ name: 'edge', namespace: 'infra' }], hostnames: ['routed.example.com'], rules: [{ backendRefs: [ref('web')] }] });
+    const response = await eventually(async () => {
+      const reply = await postReview(port, pem.cert, admissionReview(taker, { kind: 'HTTPRoute', namespace: 'intruder' }));
+      const review = (JSON.parse(reply.text) as ReviewResponse).response;
+      return review.allowed ? undefined : review;
+    }, 'a denial of the conflicting HTTPRoute', 30_000);
+    expect(response.status).toMatchObject({ code: 403, reason: 'HostConflict' });
+    expect(response.status.message).toContain('hostname routed.example.com belongs to HTTPRoute team-a/owner');
+    const late = gateway('intruder', 'late', [{ name: 'http', port: 18080 }]);
+    const reply = await postReview(port, pem.cert, admissionReview(late, { kind: 'Gateway', namespace: 'intruder' }));
+    expect((JSON.parse(reply.text) as ReviewResponse).response).toMatchObject({ allowed: false, status: { reason: 'ProtocolConflict' } });
   });
 });
 

@@ -48,7 +48,7 @@ export interface ReviewOptions {
 /** An AdmissionReview (admission.k8s.io/v1) of `object`, as the API server sends it. */
 export function admissionReview(object: unknown, options: ReviewOptions = {}): string {
   const kind = options.kind ?? 'Ingress';
-  const group = options.group ?? (kind === 'Ingress' ? 'networking.k8s.io' : '');
+  const group = options.group ?? (kind === 'Ingress' ? 'networking.k8s.io' : kind === 'HTTPRoute' || kind === 'Gateway' ? 'gateway.networking.k8s.io' : '');
   return JSON.stringify({
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',

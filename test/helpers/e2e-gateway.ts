@@ -1,11 +1,14 @@
 // The rig of the Gateway API end-to-end tests: the conformance suite's infra backends (echo
 // servers v1, v2, v3 on 127.0.0.2..4) as Services with EndpointSlices, and `gatewayScenario`,
 // which renders our GatewayClass, a Gateway `same-namespace` with one HTTP listener on a free
-// port and the scenario's objects, runs a real HAProxy on it and hands the body a client.
+// port and the scenario's objects, runs a real HAProxy on it and hands the body a client;
+// `settled`, the conformance suite's rule for a case against a running controller: it passes
+// after 3 matching answers in a row within 30 s.
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { KubeObject } from '../../src/worker/protocol.js';
 import { endpointSlice, service } from './cluster.js';
+import { eventually } from './eventually.js';
 import { send, type Reply, type RequestOptions } from './e2e-client.js';
 import type { EchoFleet, EchoServer } from './e2e-echo.js';
 import { renderToDir, withHaproxy, type RenderedDir } from './e2e-render.js';
@@ -51,4 +54,28 @@ export function expectBackend(reply: Reply, backend: string, path?: string): voi
   expect(reply.status, reply.body).toBe(200);
   expect(reply.echo?.name).toBe(backend);
   if (path !== undefined) expect(reply.echo?.url).toBe(path);
+}
+
+/** Answers in a row that make a case pass, and the time they have to come (the conformance suite's rule). */
+export const SETTLED_ANSWERS = 3;
+export const SETTLED_WITHIN_MS = 30_000;
+
+/**
+ * Asks `probe` until it gives SETTLED_ANSWERS matching answers (not undefined) in a row, within
+ * SETTLED_WITHIN_MS; returns the last. A probe that throws, or answers undefined, starts the count over.
+ */
+export async function settled<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
+  let streak = 0;
+  const wrapped = async (): Promise<{ value: T } | undefined> => {
+    let value: T | undefined;
+    try {
+      value = await probe();
+    } catch (error) {
+      streak = 0;
+      throw error;
+    }
+    streak = value === undefined ? 0 : streak + 1;
+    return value !== undefined && streak >= SETTLED_ANSWERS ? { value } : undefined;
+  };
+  return (await eventually(wrapped, `${SETTLED_ANSWERS} answers in a row: ${what}`, SETTLED_WITHIN_MS, 50)).value;
 }

@@ -16,6 +16,8 @@ export type DecodedReview =
 const CHECKED: readonly { readonly group: string; readonly kind: string }[] = [
   { group: 'networking.k8s.io', kind: 'Ingress' },
   { group: '', kind: 'Secret' },
+  { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' },
+  { group: 'gateway.networking.k8s.io', kind: 'Gateway' },
 ];
 const OPERATIONS: ReadonlySet<string> = new Set(['CREATE', 'UPDATE']);
 

@@ -150,7 +150,7 @@ class ReviewHandler {
     const decoded = decodeReview(body);
     if (!decoded.ok) return this.#invalid(res, started, `malformed AdmissionReview: ${decoded.message}`, false);
     if (decoded.check === undefined) return this.#answer(res, decoded.uid, 'other', 'allowed', { allowed: true, warnings: [] }, started);
-    const kind: AdmissionKind = decoded.check.kind === 'Ingress' ? 'Ingress' : 'Secret';
+    const kind = decoded.check.kind as AdmissionKind;
     let timer;
     const deadline = new Promise<'timeout'>((resolve) => {
       timer = this.clock.setTimeout(() => resolve('timeout'), this.timeoutMs, { unref: true });

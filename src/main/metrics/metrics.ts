@@ -22,10 +22,10 @@ export type Outcome = 'success' | 'failure';
 export type DeploymentKind = 'runtime' | 'reload' | 'skipped';
 export type RenderGateVerdict = 'ok' | 'refused' | 'unknown';
 /** What an admission review was about (`other`: anything the webhook does not check, or a 400). */
-export type AdmissionKind = 'Ingress' | 'Secret' | 'other';
+export type AdmissionKind = 'Ingress' | 'Secret' | 'HTTPRoute' | 'Gateway' | 'other';
 /** `timeout`: allowed past the deadline; `error`: allowed after a checker failure; `invalid`: a 400. */
 export type AdmissionOutcome = 'allowed' | 'denied' | 'timeout' | 'error' | 'invalid';
-const ADMISSION_KINDS: readonly AdmissionKind[] = ['Ingress', 'Secret', 'other'];
+const ADMISSION_KINDS: readonly AdmissionKind[] = ['Ingress', 'Secret', 'HTTPRoute', 'Gateway', 'other'];
 const ADMISSION_OUTCOMES: readonly AdmissionOutcome[] = ['allowed', 'denied', 'timeout', 'error', 'invalid'];
 
 const OUTCOMES: readonly Outcome[] = ['success', 'failure'];

@@ -1,33 +1,33 @@
-// The admission checks of the validating webhook: an Ingress or TLS Secret is admitted and checked
-// as its store would (store-admission.ts, object-guard.ts), then an Ingress is computed as the
-// routing model would (ingress-entry.ts, against a replica of the stores kept current with the
-// deltas render workers get) and its routes are put to the owners of their hosts (see
-// ownership-index.ts). Pure and synchronous: the admission worker runs it off the main thread.
+// The admission checks of the validating webhook: an Ingress, TLS Secret, HTTPRoute or Gateway is
+// admitted and checked as its store would (store-admission.ts, object-guard.ts), then an Ingress
+// is computed as the routing model would (ingress-entry.ts, against a replica of the stores kept
+// current with the deltas render workers get) and its routes are put to the owners of their hosts
+// (see ownership-index.ts); an HTTPRoute or Gateway is judged in an overlay of the replica (see
+// gateway-review.ts). Pure and synchronous: the admission worker runs it off the main thread.
 // It never runs `haproxy -c`: nothing tenant-written reaches HAProxy here.
-import type { AdmissionCheckRequest, AdmissionVerdict, KubeObject, Rejection, ReplicaSync, ReplicaSyncAck, TemplateSetSource } from '../protocol.js';
+import type { AdmissionCheckRequest, AdmissionVerdict, KubeObject, ReplicaSync, ReplicaSyncAck, TemplateSetSource } from '../protocol.js';
+import { gatewayOptions, type GatewayOptions } from '../routing/gateway-model.js';
 import { computeEntry } from '../routing/ingress-entry.js';
 import { acceptsClass, classPolicy } from '../routing/ingress-class.js';
 import { modelOptions, type ModelOptions } from '../routing/model.js';
 import { contextOf, MODEL_STORE_KINDS, withGuardContext, type GuardContext } from '../store/guard-context.js';
 import { GuardedReader } from '../store/guarded-reader.js';
 import { objectKey } from '../store/indexed-store.js';
-import { escapeLogText } from '../store/log-text.js';
-import { checkObjectAs, rejectionMessage } from '../store/object-guard.js';
+import { checkObjectAs } from '../store/object-guard.js';
 import { admitObject, StoreRefusal, type StoreIdentity } from '../store/store-admission.js';
 import { StoreReplica } from '../store/store-replica.js';
-import { reasonCodeOf } from '../store/object-guard.js';
+import { gatewayIsOurs, reviewGateway, reviewHttpRoute, routeIsOurs } from './gateway-review.js';
+import { OverlaySource } from './overlay-source.js';
 import { OwnershipIndex } from './ownership-index.js';
+import { allow, ALLOWED, deny, denyRejections } from './verdicts.js';
 
-/** A denial's message is at most this long; the API server shows it to `kubectl apply`. */
-export const MAX_MESSAGE_CHARS = 2048;
-/** At most this many warnings, each at most this long. */
-export const MAX_WARNINGS = 16;
-export const MAX_WARNING_CHARS = 512;
+export { MAX_MESSAGE_CHARS, MAX_WARNINGS, MAX_WARNING_CHARS } from './verdicts.js';
 
 const SECRET_TLS = 'kubernetes.io/tls';
 
 export class AdmissionChecker {
   readonly #options: ModelOptions;
+  readonly #gateway: GatewayOptions;
   readonly #context: GuardContext;
   readonly #replica = new StoreReplica();
   readonly #ownership: OwnershipIndex;
@@ -35,6 +35,7 @@ export class AdmissionChecker {
 
   constructor(set: TemplateSetSource) {
     this.#options = modelOptions(set.values);
+    this.#gateway = gatewayOptions(set.values);
     this.#context = contextOf(set);
     this.#ownership = new OwnershipIndex(this.#options);
   }
@@ -56,7 +57,33 @@ export class AdmissionChecker {
 
   /** The verdict on one request; `now` (ms since the epoch) is a new object's creation time. */
   review(request: AdmissionCheckRequest, now: number): AdmissionVerdict {
-    return withGuardContext(this.#context, () => (request.kind === 'Secret' ? this.#secret(request) : this.#ingress(request, now)));
+    return withGuardContext(this.#context, () => {
+      switch (request.kind) {
+        case 'Secret':
+          return this.#secret(request);
+        case 'HTTPRoute':
+        case 'Gateway':
+          return this.#gatewayApi(request, now);
+        default:
+          return this.#ingress(request, now);
+      }
+    });
+  }
+
+  /** An HTTPRoute or Gateway: not ours (another class, parentRefs elsewhere) is allowed unchecked. */
+  #gatewayApi(request: AdmissionCheckRequest, now: number): AdmissionVerdict {
+    const route = request.kind === 'HTTPRoute';
+    const store = route ? this.#gateway.stores.httpRoutes : this.#gateway.stores.gateways;
+    const admitted = this.#admit(request, store, now);
+    if ('denied' in admitted) return admitted.denied;
+    const reader = this.#reader();
+    const ours = route ? routeIsOurs(admitted.object, reader, this.#gateway) : gatewayIsOurs(admitted.object, reader, this.#gateway);
+    if (!ours) return ALLOWED;
+    const verdict = checkObjectAs(admitted.object, request.kind, this.#context);
+    if (verdict.rejections.length > 0) return denyRejections(verdict.rejections);
+    if (!verdict.ok) return deny('Rejected', verdict.reason);
+    const overlay = new OverlaySource(reader, store, verdict.object);
+    return route ? reviewHttpRoute(verdict.object, overlay, this.#options, this.#gateway) : reviewGateway(verdict.object, overlay, this.#gateway);
   }
 
   #ingress(request: AdmissionCheckRequest, now: number): AdmissionVerdict {
@@ -66,7 +93,7 @@ export class AdmissionChecker {
     const reader = this.#reader();
     const classes = classPolicy(reader, this.#options);
     // Another controller's Ingress: none of our business, whatever its annotations say.
-    if (!acceptsClass(admitted.object, classes)) return { allowed: true, warnings: [] };
+    if (!acceptsClass(admitted.object, classes)) return ALLOWED;
     const verdict = checkObjectAs(admitted.object, 'Ingress', this.#context);
     if (verdict.rejections.length > 0) return denyRejections(verdict.rejections);
     if (!verdict.ok) return deny('Rejected', verdict.reason);
@@ -78,7 +105,7 @@ export class AdmissionChecker {
     for (const item of entry.log) warnings.push('warn' in item ? item.warn : `rejected ${item.reject}`);
     // Within its own namespace the oldest Ingress serves a path: a warning, as in the render.
     warnings.push(...conflicts);
-    return { allowed: true, warnings: capWarnings(warnings) };
+    return allow(warnings);
   }
 
   /** Guarded reads of the replica (warnings are the render's business, not the review's). */
@@ -95,12 +122,12 @@ export class AdmissionChecker {
   #secret(request: AdmissionCheckRequest): AdmissionVerdict {
     const object = request.object as { type?: unknown } | null;
     // Only TLS Secrets become certificates; every other Secret is the cluster's business.
-    if (typeof object === 'object' && object !== null && object.type !== SECRET_TLS) return { allowed: true, warnings: [] };
+    if (typeof object === 'object' && object !== null && object.type !== SECRET_TLS) return ALLOWED;
     const admitted = this.#admit(request, this.#options.stores.secrets, undefined);
     if ('denied' in admitted) return admitted.denied;
     const verdict = checkObjectAs(admitted.object, 'Secret', this.#context);
     if (verdict.rejections.length > 0) return denyRejections(verdict.rejections);
-    return verdict.ok ? { allowed: true, warnings: [] } : deny('InvalidTLS', verdict.reason);
+    return verdict.ok ? ALLOWED : deny('InvalidTLS', verdict.reason);
   }
 
   /**
@@ -138,25 +165,4 @@ export class AdmissionChecker {
     }
     return identity;
   }
-}
-
-/** Denied with the first rejection's reason; the message lists them all, as the render reports them. */
-function denyRejections(rejections: readonly Rejection[]): AdmissionVerdict {
-  const first = rejections[0] as Rejection;
-  return deny(reasonCodeOf(first), rejections.map(rejectionMessage).join('; '));
-}
-
-function deny(reason: NonNullable<AdmissionVerdict['reason']>, message: string): AdmissionVerdict {
-  return { allowed: false, reason, message: cap(escapeLogText(message), MAX_MESSAGE_CHARS), warnings: [] };
-}
-
-function capWarnings(warnings: readonly string[]): string[] {
-  const unique = [...new Set(warnings)];
-  const kept = unique.slice(0, MAX_WARNINGS).map((w) => cap(escapeLogText(w), MAX_WARNING_CHARS));
-  if (unique.length > MAX_WARNINGS) kept.push(`and ${unique.length - MAX_WARNINGS} more warnings`);
-  return kept;
-}
-
-function cap(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }

@@ -5,6 +5,7 @@
 // baseline's slots of its backends, changed; otherwise the last result and its warnings are
 // replayed. A route whose match lines would be over MAX_ROUTE_LINES is not served, with a warning.
 import type { KubeObject } from '../protocol.js';
+import type { IndexedStore } from '../store/indexed-store.js';
 import { describe } from '../store/object-guard.js';
 import { creationTime, type Claimant } from './claimant.js';
 import { attachRoute, bindGateways, listenerStatuses, ourClasses, type BoundListener, type GatewayEntry, type ParentResult } from './gateway-attachment.js';
@@ -39,6 +40,7 @@ export class GatewayModelBuilder {
   #key: string | undefined;
   #last: GatewayBuild = EMPTY_BUILD;
   #log: readonly LogEntry[] = [];
+  #stores: readonly (IndexedStore | undefined)[] = [];
   readonly #routes = new RouteBackendCache();
 
   constructor(model: ModelOptions, options: GatewayOptions) {
@@ -51,7 +53,10 @@ export class GatewayModelBuilder {
     const { services, endpointSlices, ingresses, ingressClasses } = this.#model.stores;
     const names = [...Object.values(this.#options.stores), services, endpointSlices, ingresses, ingressClasses];
     const key = `${names.map((n) => `${n}:${source.store(n)?.generation ?? -1}`).join(',')}|${slotText}`;
-    if (key !== this.#key) {
+    // Generations count within one store: other store objects (a new provider) start over.
+    const stores = names.map((n) => source.store(n));
+    if (key !== this.#key || stores.some((store, i) => store !== this.#stores[i])) {
+      this.#stores = stores;
       const reads = new RecordedReads(source);
       this.#routes.begin(source.store(this.#options.stores.referenceGrants)?.generation ?? -1, slotText);
       this.#last = this.#compute(reads, parseSlotFile(slotText));
@@ -206,7 +211,7 @@ function tlsOf(crtList: string, listeners: readonly BoundListener[]): GatewayTls
 }
 
 /** The parent without the hostnames another namespace owns; not Accepted when none is left. */
-function keepOwnedHosts(parent: ParentResult, route: KubeObject, ownership: HostOwnership, reads: RecordedReads): ParentResult {
+export function keepOwnedHosts(parent: ParentResult, route: KubeObject, ownership: HostOwnership, reads: RecordedReads): ParentResult {
   if (parent.attachments.length === 0) return parent;
   const ns = route.metadata.namespace ?? '';
   const attachments = parent.attachments.filter((a) => {

@@ -99,7 +99,8 @@ function succeed(outcome: RenderOutcome): RenderSuccess {
 /** The good route's frontend and backend sections. */
 function goodRoute(out: RenderSuccess): string[] {
   const sections = out.haproxyConfig.split('\n\n');
-  return sections.filter((s) => s.includes('bind *:18090') || s.includes('backend gw_shop_good_0_0')).map((s) => s.trim());
+  // Frontends are numbered in bind order, so a neighbour's bind on a lower port renumbers the good one: the number is not its behaviour.
+  return sections.filter((s) => s.includes('bind *:18090') || s.includes('backend gw_shop_good_0_0')).map((s) => s.trim().replace(/^frontend gw_\d+$/m, 'frontend gw_N'));
 }
 
 const HOST = '\\*?[a-z0-9.-]+';
