@@ -10,8 +10,9 @@ import { creationTime, type Claimant } from './claimant.js';
 import { attachRoute, bindGateways, listenerStatuses, ourClasses, type BoundListener, type GatewayEntry, type ParentResult } from './gateway-attachment.js';
 import { routeBackends, type MatchSpec, type RuleSpec } from './gateway-backends.js';
 import { compareHostnames, hostCondition } from './gateway-hostnames.js';
-import { matchLines, type LineCandidate } from './gateway-lines.js';
+import type { LineCandidate } from './gateway-lines.js';
 import { claimantOf, HostOwnership } from './gateway-ownership.js';
+import { frontendRoutes } from './gateway-routes.js';
 import { RouteBackendCache } from './gateway-route-cache.js';
 import { EMPTY_GATEWAY_MODEL, type GatewayCertificate, type GatewayFrontend, type GatewayModel, type GatewayTls, type GatewayOptions, type GatewayRedirect, type RouteStatus } from './gateway-model.js';
 import type { Backend, ModelOptions } from './model.js';
@@ -87,9 +88,11 @@ export class GatewayModelBuilder {
       }
     }
     const listenerTerm = new Map<BoundListener, string>();
+    const listenerKey = new Map<BoundListener, string>();
     for (const listeners of byBind.values()) {
       listeners.sort((a, b) => compareHostnames(a.spec.hostname ?? '', b.spec.hostname ?? ''));
       listeners.forEach((l, i) => listenerTerm.set(l, listeners.length > 1 ? `{ var(txn.gwl) -m int eq ${i} }` : ''));
+      listeners.forEach((l, i) => listenerKey.set(l, listeners.length > 1 ? `${i}@` : ''));
     }
     const candidates = new Map<string, LineCandidate[]>();
     const backends = new Map<string, Backend>();
@@ -120,7 +123,7 @@ export class GatewayModelBuilder {
             const matches: MatchSpec[] = rule.matches === undefined || rule.matches.length === 0 ? [{}] : rule.matches;
             matches.forEach((match, m) => {
               const listenerScheme = listener.spec.protocol === 'HTTPS' ? ('https' as const) : ('http' as const);
-              own.push([listener.bind, { hostname, listenerTerm: listenerTerm.get(listener) ?? '', listenerPort: listener.spec.port, listenerScheme, match, route: claimant, rule: r, matchIndex: m, targets }]);
+              own.push([listener.bind, { hostname, listenerTerm: listenerTerm.get(listener) ?? '', listenerKey: listenerKey.get(listener) ?? '', listenerPort: listener.spec.port, listenerScheme, match, route: claimant, rule: r, matchIndex: m, targets }]);
             });
           });
         }
@@ -166,12 +169,12 @@ export class GatewayModelBuilder {
       const https = listeners[0]?.spec.protocol === 'HTTPS';
       for (const l of listeners) if (l.certificate !== undefined) certificates.set(l.certificate.name, l.certificate);
       return {
+        ...frontendRoutes(`gateway-${i}-`, candidates.get(bind) ?? [], redirectName),
         name: `gw_${i}`,
         bind,
         scheme: https ? ('https' as const) : ('http' as const),
         tls: https ? tlsOf(`gateway-${i}-crt-list.txt`, listeners) : undefined,
         listeners: listeners.length < 2 ? [] : listeners.map((l, index) => ({ index, hostCondition: hostCondition(l.spec.hostname ?? '') })),
-        lines: matchLines(candidates.get(bind) ?? [], redirectName),
       };
     });
     const sorted = [...backends.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
