@@ -1,7 +1,7 @@
 // The routing model builder: one per worker and template set. It caches what each accepted
 // Ingress contributed and computes again only what the stores' change journals invalidate, so a
 // small store change costs little; the class doc states the contract with a cold build.
-import { objectKey, type IndexedStore } from '../store/indexed-store.js';
+import { objectKey } from '../store/indexed-store.js';
 import type { KubeObject, RenderBaseline } from '../protocol.js';
 import { keepUnchanged, sameArray, sameCertificates, sameNames, slotsStillValid } from './entry-compare.js';
 import { EMPTY_GATEWAY_MODEL } from './gateway-model.js';
@@ -13,7 +13,7 @@ import { computeEntry, replayEntry, slotsOf, type IngressEntry } from './ingress
 import { assignTlsHosts, chooseDefaultBackend, resolveDefaultCertificate } from './model-assembly.js';
 import type { Backend, Certificate, ModelOptions, RouteTables, RoutingModel } from './model.js';
 import type { ModelSource } from './model-source.js';
-import { lookupKey, objectDepKey } from './recorded-reads.js';
+import { EntryDependents } from './entry-dependents.js';
 import { RouteIndex, tablesOf } from './route-index.js';
 import { SERVER_SLOTS_FILE } from './server-slots.js';
 import { RateLimitTables } from './rate-limit-tables.js';
@@ -49,10 +49,8 @@ const TRACKED_STORES = ['ingresses', 'services', 'endpointSlices', 'secrets'] as
 export class RoutingModelBuilder {
   readonly #options: ModelOptions;
   readonly #entries = new Map<string, IngressEntry>();
-  /** Dependency key -> the key (or keys) of the Ingresses whose entry read it. */
-  readonly #dependents = new Map<string, string | Set<string>>();
-  /** The stores seen by the last build and their generations then. */
-  readonly #stores = new Map<string, { store: IndexedStore | undefined; generation: number }>();
+  /** Which entries a store change invalidates. */
+  readonly #dependents = new EntryDependents();
   readonly #rateLimitTables = new RateLimitTables();
   readonly #checkBudget = new CheckBudget();
   /** server-slots.txt: the baseline's parsed once, the new one updated per changed backend. */
@@ -141,8 +139,8 @@ export class RoutingModelBuilder {
         // Unchanged routes and backends keep their objects: the route index knows routes by
         // identity, and memo blocks and the slot file reuse a backend's text while it lives.
         if (prior !== undefined) entry = keepUnchanged(prior, entry);
-        if (prior !== undefined) this.#unregister(prior);
-        this.#register(entry);
+        if (prior !== undefined) this.#dependents.unregister(prior);
+        this.#dependents.register(entry);
         this.#entries.set(entry.key, entry);
         this.#byIngress.set(ingress, entry);
         recomputed++;
@@ -164,7 +162,7 @@ export class RoutingModelBuilder {
     if (entries.length !== this.#entries.size) {
       for (const [key, entry] of this.#entries) {
         if (entry.seen === build) continue;
-        this.#unregister(entry);
+        this.#dependents.unregister(entry);
         this.#routes.remove(entry.routes);
         this.#outOfIndex.delete(entry);
         this.#entries.delete(key);
@@ -292,69 +290,15 @@ export class RoutingModelBuilder {
 
   /** Keys of Ingresses whose entry must be recomputed; clears every entry if it cannot tell. */
   #invalidate(source: ModelSource): Set<string> {
-    const dirty = new Set<string>();
-    let reset = false;
-    for (const field of TRACKED_STORES) {
-      const name = this.#options.stores[field];
-      const store = source.store(name);
-      const known = this.#stores.get(name);
-      this.#stores.set(name, { store, generation: store?.generation ?? 0 });
-      if (known === undefined || known.store !== store) {
-        reset = true;
-        continue;
-      }
-      if (store === undefined || reset) continue;
-      const changed = store.changedSince(known.generation);
-      if (changed === undefined) {
-        reset = true;
-        continue;
-      }
-      for (const key of new Set(changed)) {
-        this.#markDependents(objectDepKey(name, key), dirty);
-        const object = store.get(key);
-        if (object === undefined) continue;
-        const values = store.indexValues(object);
-        for (let length = 1; length <= values.length; length++) this.#markDependents(lookupKey(name, values.slice(0, length)), dirty);
-      }
-    }
-    if (reset) {
-      this.#entries.clear();
-      this.#dependents.clear();
-      this.#routes.clear();
-      this.#held.clear();
-      this.#fallbacks = undefined;
-      this.#byIngress = new WeakMap();
-      this.#last = undefined;
-    }
-    return dirty;
-  }
-
-  #markDependents(dep: string, dirty: Set<string>): void {
-    const keys = this.#dependents.get(dep);
-    if (typeof keys === 'string') dirty.add(keys);
-    else if (keys !== undefined) for (const key of keys) dirty.add(key);
-  }
-
-  // Most dependency keys have one dependent: it is stored as is, and a Set only when shared.
-  #register(entry: IngressEntry): void {
-    for (const dep of entry.deps) {
-      const keys = this.#dependents.get(dep);
-      if (keys === undefined) this.#dependents.set(dep, entry.key);
-      else if (typeof keys !== 'string') keys.add(entry.key);
-      else if (keys !== entry.key) this.#dependents.set(dep, new Set([keys, entry.key]));
-    }
-  }
-
-  #unregister(entry: IngressEntry): void {
-    for (const dep of entry.deps) {
-      const keys = this.#dependents.get(dep);
-      if (keys === entry.key) {
-        this.#dependents.delete(dep);
-      } else if (keys !== undefined && typeof keys !== 'string') {
-        keys.delete(entry.key);
-        if (keys.size === 1) this.#dependents.set(dep, keys.values().next().value as string);
-      }
-    }
+    const dirty = this.#dependents.invalidate(source, TRACKED_STORES.map((field) => this.#options.stores[field]));
+    if (dirty !== undefined) return dirty;
+    this.#entries.clear();
+    this.#routes.clear();
+    this.#held.clear();
+    this.#fallbacks = undefined;
+    this.#byIngress = new WeakMap();
+    this.#last = undefined;
+    return new Set();
   }
 
   /**
