@@ -4,6 +4,8 @@
 // frontend per bind; plus the acceptance results. Rebuilt only when a store it reads, or the
 // baseline's slots of its backends, changed; otherwise the last result and its warnings are
 // replayed. A route whose match lines would be over MAX_ROUTE_LINES is not served, with a warning.
+// Served routes are measured for the budgets they share with Ingresses (route-budget.ts); a build
+// with the budgets' limits leaves out the routes given up and serves starved ones without servers.
 import type { KubeObject } from '../protocol.js';
 import { describe } from '../store/object-guard.js';
 import { creationTime, type Claimant } from './claimant.js';
@@ -18,6 +20,7 @@ import { EMPTY_GATEWAY_MODEL, type GatewayCertificate, type GatewayFrontend, typ
 import type { Backend, ModelOptions } from './model.js';
 import type { ModelSource } from './model-source.js';
 import { RecordedReads, type LogEntry } from './recorded-reads.js';
+import { checkedSlots, limitsKey, NO_ROUTE_LIMITS, routeOutputBytes, type RouteBudgetItem, type RouteLimits } from './route-budget.js';
 import { granted } from './reference-grants.js';
 import { parseSlotFile, slotLine } from './server-slots.js';
 
@@ -34,40 +37,77 @@ export interface GatewayBuild {
 
 const EMPTY_BUILD: GatewayBuild = { model: EMPTY_GATEWAY_MODEL, backends: [], slotText: '' };
 
+interface Run {
+  readonly key: string;
+  readonly build: GatewayBuild;
+  readonly log: readonly LogEntry[];
+  /** The served routes, as the budgets see them (route-budget.ts). */
+  readonly items: readonly RouteBudgetItem[];
+}
+
 export class GatewayModelBuilder {
   readonly #model: ModelOptions;
   readonly #options: GatewayOptions;
-  #key: string | undefined;
-  #last: GatewayBuild = EMPTY_BUILD;
-  #log: readonly LogEntry[] = [];
+  /** The last build without route limits (the one `measure` reads), and the last with some. */
+  #unlimited: Run | undefined;
+  #limited: Run | undefined;
   readonly #routes = new RouteBackendCache();
+  /** The server-less copy of each starved route backend, kept while the backend lives. */
+  readonly #emptied = new WeakMap<Backend, Backend>();
 
   constructor(model: ModelOptions, options: GatewayOptions) {
     this.#model = model;
     this.#options = options;
   }
 
-  /** `slotText`: the baseline's slot-file lines of route backends. */
-  build(source: ModelSource, slotText: string, warn: (message: string) => void): GatewayBuild {
-    const { services, endpointSlices, ingresses, ingressClasses } = this.#model.stores;
-    const names = [...Object.values(this.#options.stores), services, endpointSlices, ingresses, ingressClasses];
-    const key = `${names.map((n) => `${n}:${source.store(n)?.generation ?? -1}`).join(',')}|${slotText}`;
-    if (key !== this.#key) {
-      const reads = new RecordedReads(source);
-      this.#routes.begin(source.store(this.#options.stores.referenceGrants)?.generation ?? -1, slotText);
-      this.#last = this.#compute(reads, parseSlotFile(slotText));
-      this.#routes.end(this.#last.slotText);
-      this.#log = reads.log;
-      this.#key = key;
-    }
-    for (const item of this.#log) {
+  /** The routes a build without limits serves, for the budgets; the same array while they are unchanged. */
+  measure(source: ModelSource, slotText: string): readonly RouteBudgetItem[] {
+    return this.#run(source, slotText, NO_ROUTE_LIMITS).items;
+  }
+
+  /** `slotText`: the baseline's slot-file lines of route backends; `limits`: what the budgets decided (route-budget.ts). */
+  build(source: ModelSource, slotText: string, warn: (message: string) => void, limits: RouteLimits = NO_ROUTE_LIMITS): GatewayBuild {
+    const run = this.#run(source, slotText, limits);
+    for (const item of run.log) {
       if ('warn' in item) warn(item.warn);
       else source.reject(item.reject);
     }
-    return this.#last;
+    return run.build;
   }
 
-  #compute(reads: RecordedReads, slots: ReadonlyMap<string, readonly string[]>): GatewayBuild {
+  /** The build for `limits`, computed again only when a store it reads, the baseline's slots or the limits changed. */
+  #run(source: ModelSource, slotText: string, limits: RouteLimits): Run {
+    const { services, endpointSlices, ingresses, ingressClasses } = this.#model.stores;
+    const names = [...Object.values(this.#options.stores), services, endpointSlices, ingresses, ingressClasses];
+    const base = `${names.map((n) => `${n}:${source.store(n)?.generation ?? -1}`).join(',')}|${slotText}`;
+    const unlimited = limits.shed.size === 0 && limits.starved.size === 0;
+    const key = unlimited ? base : `${base}|${limitsKey(limits)}`;
+    const cached = unlimited ? this.#unlimited : this.#limited;
+    if (cached?.key === key) return cached;
+    const reads = new RecordedReads(source);
+    // A limited build follows the unlimited one of the same render, whose route backends it reuses.
+    if (unlimited) this.#routes.begin(source.store(this.#options.stores.referenceGrants)?.generation ?? -1, slotText);
+    const items: RouteBudgetItem[] = [];
+    const build = this.#compute(reads, parseSlotFile(slotText), limits, items);
+    this.#routes.end(build.slotText);
+    const previous = this.#unlimited?.items;
+    const run: Run = { key, build, log: reads.log, items: previous !== undefined && sameItems(previous, items) ? previous : items };
+    if (unlimited) this.#unlimited = run;
+    else this.#limited = run;
+    return run;
+  }
+
+  /** A starved route's backend: no servers (its requests answer 503 until the slots fit again). */
+  #starve(backend: Backend): Backend {
+    let emptied = this.#emptied.get(backend);
+    if (emptied === undefined) {
+      emptied = Object.freeze({ ...backend, servers: Object.freeze([]) });
+      this.#emptied.set(backend, emptied);
+    }
+    return emptied;
+  }
+
+  #compute(reads: RecordedReads, slots: ReadonlyMap<string, readonly string[]>, limits: RouteLimits, items: RouteBudgetItem[]): GatewayBuild {
     const options = this.#options;
     const classes = ourClasses(reads, options);
     const classStatus = [...classes].sort().map((name) => ({
@@ -128,10 +168,17 @@ export class GatewayModelBuilder {
           });
         }
       }
-      let served = true;
+      let refused: string | undefined;
       if (own.length > MAX_ROUTE_LINES) {
         reads.warn(`${describe(route)}: would add ${own.length} match lines (hostnames x rules x matches x listeners), over the limit of ${MAX_ROUTE_LINES}; it is not served`);
-        served = false;
+        refused = `over ${MAX_ROUTE_LINES} match lines`;
+      } else if (attached.length > 0) {
+        const key = keyOf(route);
+        const lineSizes = own.map(([, c]) => c.hostname.length + JSON.stringify(c.match).length);
+        items.push({ kind: 'HTTPRoute', key, claimant: claimantOf(route, 'HTTPRoute'), outputBytes: routeOutputBytes(built.backends, lineSizes), slots: checkedSlots(built.backends) });
+        if (limits.shed.has(key)) refused = "over its namespace's share of the output budget";
+      }
+      if (refused !== undefined) {
         for (const a of attached) a.listener.attached--;
       } else {
         for (const [bind, candidate] of own) {
@@ -139,7 +186,8 @@ export class GatewayModelBuilder {
           if (list === undefined) candidates.set(bind, [candidate]);
           else list.push(candidate);
         }
-        if (attached.length > 0) for (const backend of built.backends) backends.set(backend.name, backend);
+        const starved = limits.starved.has(keyOf(route));
+        if (attached.length > 0) for (const backend of built.backends) backends.set(backend.name, starved ? this.#starve(backend) : backend);
       }
       routeStatus.push({
         namespace: route.metadata.namespace ?? '',
@@ -149,7 +197,7 @@ export class GatewayModelBuilder {
           gateway: p.gateway,
           sectionName: p.sectionName,
           port: p.port,
-          conditions: [served ? p.accepted : { type: 'Accepted', status: 'False', reason: 'UnsupportedValue', message: `over ${MAX_ROUTE_LINES} match lines` }, built.resolvedRefs],
+          conditions: [refused === undefined ? p.accepted : { type: 'Accepted', status: 'False', reason: 'UnsupportedValue', message: refused }, built.resolvedRefs],
         })),
       });
     }
@@ -222,6 +270,13 @@ function keepOwnedHosts(parent: ParentResult, route: KubeObject, ownership: Host
   });
   if (attachments.length > 0) return { ...parent, attachments };
   return { ...parent, attachments, accepted: { type: 'Accepted', status: 'False', reason: 'NotAllowedByListeners', message: 'every hostname of the route belongs to another namespace' } };
+}
+
+function sameItems(a: readonly RouteBudgetItem[], b: readonly RouteBudgetItem[]): boolean {
+  return a.length === b.length && a.every((x, i) => {
+    const y = b[i] as RouteBudgetItem;
+    return x.key === y.key && x.outputBytes === y.outputBytes && x.slots === y.slots && x.claimant.created === y.claimant.created;
+  });
 }
 
 function keyOf(object: KubeObject): string {

@@ -21,6 +21,7 @@ import { CheckBudget } from './check-budget.js';
 import { OutputBudget } from './output-budget.js';
 import { SlotFile } from './slot-file.js';
 import { SlotBudget } from './slot-budget.js';
+import { NO_ROUTE_LIMITS, type RouteBudgetItem, type RouteLimits } from './route-budget.js';
 
 /** Stores whose changes invalidate entries; IngressClasses are read whole each build instead. */
 const TRACKED_STORES = ['ingresses', 'services', 'endpointSlices', 'secrets'] as const;
@@ -80,6 +81,9 @@ export class RoutingModelBuilder {
   /** Warnings of the cross-Ingress decisions (TLS hosts, default backend) of the last model. */
   #lastAssemblyWarnings: readonly Notice[] = [];
   #lastPositions = new Map<string, number>();
+  /** The HTTPRoutes of the last build, and what the budgets decided for them. */
+  #routeItems: readonly RouteBudgetItem[] = [];
+  #routeLimits: RouteLimits = NO_ROUTE_LIMITS;
 
   constructor(options: ModelOptions) {
     this.#options = options;
@@ -92,7 +96,13 @@ export class RoutingModelBuilder {
     return this.#entries.size;
   }
 
-  build(source: ModelSource, baseline: RenderBaseline | undefined, warn: Warn): RoutingModel {
+  /** What the budgets decided for the HTTPRoutes of the last build. */
+  get routeLimits(): RouteLimits {
+    return this.#routeLimits;
+  }
+
+  /** `httpRoutes`: the HTTPRoutes that share the budgets with the Ingresses (route-budget.ts); the same array while unchanged. */
+  build(source: ModelSource, baseline: RenderBaseline | undefined, warn: Warn, httpRoutes: readonly RouteBudgetItem[] = []): RoutingModel {
     const build = ++this.#build;
     const defaultCertificate = this.#defaultCertificate(source, warn);
     // The IngressClass objects decide which Ingresses are ours: when they change, every
@@ -177,7 +187,9 @@ export class RoutingModelBuilder {
       routesChanged = true;
     }
     const previous = this.#last;
-    if (previous !== undefined && recomputed === 0 && !namesChanged && !routesChanged && defaultCertificate === previous.defaultCertificate) {
+    const routeItemsChanged = httpRoutes !== this.#routeItems;
+    this.#routeItems = httpRoutes;
+    if (previous !== undefined && recomputed === 0 && !namesChanged && !routesChanged && !routeItemsChanged && defaultCertificate === previous.defaultCertificate) {
       // Nothing changed: replay the warnings and hand back the same model.
       for (const entry of entries) replayEntry(entry, source, warn);
       replayNotices(this.#lastRouteWarnings, warn);
@@ -186,7 +198,7 @@ export class RoutingModelBuilder {
     }
 
     for (const entry of entries) replayEntry(entry, source, warn);
-    const budget = this.#outputBudget.shed(entries, this.#held.items);
+    const budget = this.#outputBudget.shed(entries, this.#held.items, httpRoutes);
     const shed = budget.entries;
     const heldMoved = this.#held.place(new Set(budget.held.keys()));
     this.#routes.remove(heldMoved.removed);
@@ -197,7 +209,15 @@ export class RoutingModelBuilder {
     }
     if (heldMoved.removed.length > 0 || heldMoved.added.length > 0) routesChanged = true;
     const served = shed.size === 0 ? entries : entries.filter((entry) => !shed.has(entry));
-    const starved = this.#slotBudget.starve(served);
+    const servedRoutes = budget.routes.size === 0 ? httpRoutes : httpRoutes.filter((route) => !budget.routes.has(route));
+    const starvedItems = this.#slotBudget.starve(served, servedRoutes);
+    const starved = new Map<IngressEntry, string>();
+    const starvedRoutes = new Map<string, string>();
+    for (const [item, message] of starvedItems) {
+      if ('kind' in item) starvedRoutes.set(item.key, message);
+      else starved.set(item, message);
+    }
+    this.#routeLimits = budget.routes.size === 0 && starvedRoutes.size === 0 ? NO_ROUTE_LIMITS : { shed: new Map([...budget.routes].map(([item, message]) => [item.key, message])), starved: starvedRoutes };
     const starvedChanged = served.filter((entry) => starved.has(entry) !== this.#starved.has(entry));
     this.#starved = starved;
     const resort = namesChanged || previous === undefined;
@@ -214,7 +234,7 @@ export class RoutingModelBuilder {
       replayNotices(warnings, warn);
       this.#lastRouteWarnings = warnings;
     }
-    const assemblyWarnings: Notice[] = [...shed.values(), ...budget.held.values(), ...starved.values()].map((message) => ({ message }));
+    const assemblyWarnings: Notice[] = [...shed.values(), ...budget.held.values(), ...budget.routes.values(), ...starvedItems.values()].map((message) => ({ message }));
     const collect: Warn = (message, finding) => {
       assemblyWarnings.push(finding === undefined ? { message } : { message, finding });
     };
