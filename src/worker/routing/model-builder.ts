@@ -39,8 +39,10 @@ const TRACKED_STORES = ['ingresses', 'services', 'endpointSlices', 'secrets'] as
  * unchanged, so the template engine's `memo` blocks can reuse their text. Warnings come out in
  * one order: default certificate, Ingress entries, routes, then Ingresses left out for the
  * namespaces' output budget (OutputBudget: they contribute nothing, their routes leave the route
- * index), Ingresses starved of server slots (SlotBudget), TLS hosts and default backend. The
- * claims of rejected Ingresses (HeldClaims) are in the route index with the rest.
+ * index), held claims and HTTPRoutes left out for it, Ingresses and HTTPRoutes starved of server
+ * slots (SlotBudget), TLS hosts and default backend. The claims of rejected Ingresses
+ * (HeldClaims) are in the route index with the rest. HTTPRoutes share both budgets: the Gateway
+ * builder measures them (route-budget.ts), and keeps to what this builder decided (routeLimits).
  *
  * The result is always the one a cold build of the same stores and baseline gives: anything the
  * builder cannot prove unchanged (a replaced store, a journal that no longer reaches back, a
