@@ -4,6 +4,8 @@
 // frontend per bind; plus the acceptance results. Rebuilt only when a store it reads, or the
 // baseline's slots of its backends, changed; otherwise the last result and its warnings are
 // replayed. A route whose match lines would be over MAX_ROUTE_LINES is not served, with a warning.
+// Served routes are measured for the budgets they share with Ingresses (route-budget.ts); a build
+// with the budgets' limits leaves out the routes given up and serves starved ones without servers.
 import type { KubeObject } from '../protocol.js';
 import type { IndexedStore } from '../store/indexed-store.js';
 import { describe } from '../store/object-guard.js';
@@ -11,13 +13,15 @@ import { creationTime, type Claimant } from './claimant.js';
 import { attachRoute, bindGateways, listenerStatuses, ourClasses, type BoundListener, type GatewayEntry, type ParentResult } from './gateway-attachment.js';
 import { routeBackends, type MatchSpec, type RuleSpec } from './gateway-backends.js';
 import { compareHostnames, hostCondition } from './gateway-hostnames.js';
-import { matchLines, type LineCandidate } from './gateway-lines.js';
+import type { LineCandidate } from './gateway-lines.js';
 import { claimantOf, HostOwnership } from './gateway-ownership.js';
+import { frontendRoutes } from './gateway-routes.js';
 import { RouteBackendCache } from './gateway-route-cache.js';
 import { EMPTY_GATEWAY_MODEL, type GatewayCertificate, type GatewayFrontend, type GatewayModel, type GatewayTls, type GatewayOptions, type GatewayRedirect, type RouteStatus } from './gateway-model.js';
 import type { Backend, ModelOptions } from './model.js';
 import type { ModelSource } from './model-source.js';
 import { RecordedReads, type LogEntry } from './recorded-reads.js';
+import { checkedSlots, limitsKey, NO_ROUTE_LIMITS, routeOutputBytes, type RouteBudgetItem, type RouteLimits } from './route-budget.js';
 import { granted } from './reference-grants.js';
 import { parseSlotFile, slotLine } from './server-slots.js';
 
@@ -34,44 +38,80 @@ export interface GatewayBuild {
 
 const EMPTY_BUILD: GatewayBuild = { model: EMPTY_GATEWAY_MODEL, backends: [], slotText: '' };
 
+interface Run {
+  readonly key: string;
+  /** The stores it read: generations count within one store, so other store objects (a new provider) start over. */
+  readonly stores: readonly (IndexedStore | undefined)[];
+  readonly build: GatewayBuild;
+  readonly log: readonly LogEntry[];
+  /** The served routes, as the budgets see them (route-budget.ts). */
+  readonly items: readonly RouteBudgetItem[];
+}
+
 export class GatewayModelBuilder {
   readonly #model: ModelOptions;
   readonly #options: GatewayOptions;
-  #key: string | undefined;
-  #last: GatewayBuild = EMPTY_BUILD;
-  #log: readonly LogEntry[] = [];
-  #stores: readonly (IndexedStore | undefined)[] = [];
+  /** The last build without route limits (the one `measure` reads), and the last with some. */
+  #unlimited: Run | undefined;
+  #limited: Run | undefined;
   readonly #routes = new RouteBackendCache();
+  /** The server-less copy of each starved route backend, kept while the backend lives. */
+  readonly #emptied = new WeakMap<Backend, Backend>();
 
   constructor(model: ModelOptions, options: GatewayOptions) {
     this.#model = model;
     this.#options = options;
   }
 
-  /** `slotText`: the baseline's slot-file lines of route backends. */
-  build(source: ModelSource, slotText: string, warn: (message: string) => void): GatewayBuild {
-    const { services, endpointSlices, ingresses, ingressClasses } = this.#model.stores;
-    const names = [...Object.values(this.#options.stores), services, endpointSlices, ingresses, ingressClasses];
-    const key = `${names.map((n) => `${n}:${source.store(n)?.generation ?? -1}`).join(',')}|${slotText}`;
-    // Generations count within one store: other store objects (a new provider) start over.
-    const stores = names.map((n) => source.store(n));
-    if (key !== this.#key || stores.some((store, i) => store !== this.#stores[i])) {
-      this.#stores = stores;
-      const reads = new RecordedReads(source);
-      this.#routes.begin(source.store(this.#options.stores.referenceGrants)?.generation ?? -1, slotText);
-      this.#last = this.#compute(reads, parseSlotFile(slotText));
-      this.#routes.end(this.#last.slotText);
-      this.#log = reads.log;
-      this.#key = key;
-    }
-    for (const item of this.#log) {
+  /** The routes a build without limits serves, for the budgets; the same array while they are unchanged. */
+  measure(source: ModelSource, slotText: string): readonly RouteBudgetItem[] {
+    return this.#run(source, slotText, NO_ROUTE_LIMITS).items;
+  }
+
+  /** `slotText`: the baseline's slot-file lines of route backends; `limits`: what the budgets decided (route-budget.ts). */
+  build(source: ModelSource, slotText: string, warn: (message: string) => void, limits: RouteLimits = NO_ROUTE_LIMITS): GatewayBuild {
+    const run = this.#run(source, slotText, limits);
+    for (const item of run.log) {
       if ('warn' in item) warn(item.warn);
       else source.reject(item.reject);
     }
-    return this.#last;
+    return run.build;
   }
 
-  #compute(reads: RecordedReads, slots: ReadonlyMap<string, readonly string[]>): GatewayBuild {
+  /** The build for `limits`, computed again only when a store it reads, the baseline's slots or the limits changed. */
+  #run(source: ModelSource, slotText: string, limits: RouteLimits): Run {
+    const { services, endpointSlices, ingresses, ingressClasses } = this.#model.stores;
+    const names = [...Object.values(this.#options.stores), services, endpointSlices, ingresses, ingressClasses];
+    const base = `${names.map((n) => `${n}:${source.store(n)?.generation ?? -1}`).join(',')}|${slotText}`;
+    const unlimited = limits.shed.size === 0 && limits.starved.size === 0;
+    const key = unlimited ? base : `${base}|${limitsKey(limits)}`;
+    const cached = unlimited ? this.#unlimited : this.#limited;
+    const stores = names.map((n) => source.store(n));
+    if (cached?.key === key && stores.every((store, i) => store === cached.stores[i])) return cached;
+    const reads = new RecordedReads(source);
+    // A limited build follows the unlimited one of the same render, whose route backends it reuses.
+    if (unlimited) this.#routes.begin(source.store(this.#options.stores.referenceGrants)?.generation ?? -1, slotText);
+    const items: RouteBudgetItem[] = [];
+    const build = this.#compute(reads, parseSlotFile(slotText), limits, items);
+    this.#routes.end(build.slotText);
+    const previous = this.#unlimited?.items;
+    const run: Run = { key, stores, build, log: reads.log, items: previous !== undefined && sameItems(previous, items) ? previous : items };
+    if (unlimited) this.#unlimited = run;
+    else this.#limited = run;
+    return run;
+  }
+
+  /** A starved route's backend: no servers (its requests answer 503 until the slots fit again). */
+  #starve(backend: Backend): Backend {
+    let emptied = this.#emptied.get(backend);
+    if (emptied === undefined) {
+      emptied = Object.freeze({ ...backend, servers: Object.freeze([]) });
+      this.#emptied.set(backend, emptied);
+    }
+    return emptied;
+  }
+
+  #compute(reads: RecordedReads, slots: ReadonlyMap<string, readonly string[]>, limits: RouteLimits, items: RouteBudgetItem[]): GatewayBuild {
     const options = this.#options;
     const classes = ourClasses(reads, options);
     const classStatus = [...classes].sort().map((name) => ({
@@ -92,9 +132,11 @@ export class GatewayModelBuilder {
       }
     }
     const listenerTerm = new Map<BoundListener, string>();
+    const listenerKey = new Map<BoundListener, string>();
     for (const listeners of byBind.values()) {
       listeners.sort((a, b) => compareHostnames(a.spec.hostname ?? '', b.spec.hostname ?? ''));
       listeners.forEach((l, i) => listenerTerm.set(l, listeners.length > 1 ? `{ var(txn.gwl) -m int eq ${i} }` : ''));
+      listeners.forEach((l, i) => listenerKey.set(l, listeners.length > 1 ? `${i}@` : ''));
     }
     const candidates = new Map<string, LineCandidate[]>();
     const backends = new Map<string, Backend>();
@@ -125,15 +167,22 @@ export class GatewayModelBuilder {
             const matches: MatchSpec[] = rule.matches === undefined || rule.matches.length === 0 ? [{}] : rule.matches;
             matches.forEach((match, m) => {
               const listenerScheme = listener.spec.protocol === 'HTTPS' ? ('https' as const) : ('http' as const);
-              own.push([listener.bind, { hostname, listenerTerm: listenerTerm.get(listener) ?? '', listenerPort: listener.spec.port, listenerScheme, match, route: claimant, rule: r, matchIndex: m, targets }]);
+              own.push([listener.bind, { hostname, listenerTerm: listenerTerm.get(listener) ?? '', listenerKey: listenerKey.get(listener) ?? '', listenerPort: listener.spec.port, listenerScheme, match, route: claimant, rule: r, matchIndex: m, targets }]);
             });
           });
         }
       }
-      let served = true;
+      let refused: string | undefined;
       if (own.length > MAX_ROUTE_LINES) {
         reads.warn(`${describe(route)}: would add ${own.length} match lines (hostnames x rules x matches x listeners), over the limit of ${MAX_ROUTE_LINES}; it is not served`);
-        served = false;
+        refused = `over ${MAX_ROUTE_LINES} match lines`;
+      } else if (attached.length > 0) {
+        const key = keyOf(route);
+        const lineSizes = own.map(([, c]) => c.hostname.length + JSON.stringify(c.match).length);
+        items.push({ kind: 'HTTPRoute', key, claimant: claimantOf(route, 'HTTPRoute'), outputBytes: routeOutputBytes(built.backends, lineSizes), slots: checkedSlots(built.backends) });
+        if (limits.shed.has(key)) refused = "over its namespace's share of the output budget";
+      }
+      if (refused !== undefined) {
         for (const a of attached) a.listener.attached--;
       } else {
         for (const [bind, candidate] of own) {
@@ -141,7 +190,8 @@ export class GatewayModelBuilder {
           if (list === undefined) candidates.set(bind, [candidate]);
           else list.push(candidate);
         }
-        if (attached.length > 0) for (const backend of built.backends) backends.set(backend.name, backend);
+        const starved = limits.starved.has(keyOf(route));
+        if (attached.length > 0) for (const backend of built.backends) backends.set(backend.name, starved ? this.#starve(backend) : backend);
       }
       routeStatus.push({
         namespace: route.metadata.namespace ?? '',
@@ -151,7 +201,7 @@ export class GatewayModelBuilder {
           gateway: p.gateway,
           sectionName: p.sectionName,
           port: p.port,
-          conditions: [served ? p.accepted : { type: 'Accepted', status: 'False', reason: 'UnsupportedValue', message: `over ${MAX_ROUTE_LINES} match lines` }, built.resolvedRefs],
+          conditions: [refused === undefined ? p.accepted : { type: 'Accepted', status: 'False', reason: 'UnsupportedValue', message: refused }, built.resolvedRefs],
         })),
       });
     }
@@ -171,12 +221,12 @@ export class GatewayModelBuilder {
       const https = listeners[0]?.spec.protocol === 'HTTPS';
       for (const l of listeners) if (l.certificate !== undefined) certificates.set(l.certificate.name, l.certificate);
       return {
+        ...frontendRoutes(`gateway-${i}-`, candidates.get(bind) ?? [], redirectName),
         name: `gw_${i}`,
         bind,
         scheme: https ? ('https' as const) : ('http' as const),
         tls: https ? tlsOf(`gateway-${i}-crt-list.txt`, listeners) : undefined,
         listeners: listeners.length < 2 ? [] : listeners.map((l, index) => ({ index, hostCondition: hostCondition(l.spec.hostname ?? '') })),
-        lines: matchLines(candidates.get(bind) ?? [], redirectName),
       };
     });
     const sorted = [...backends.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -224,6 +274,13 @@ export function keepOwnedHosts(parent: ParentResult, route: KubeObject, ownershi
   });
   if (attachments.length > 0) return { ...parent, attachments };
   return { ...parent, attachments, accepted: { type: 'Accepted', status: 'False', reason: 'NotAllowedByListeners', message: 'every hostname of the route belongs to another namespace' } };
+}
+
+function sameItems(a: readonly RouteBudgetItem[], b: readonly RouteBudgetItem[]): boolean {
+  return a.length === b.length && a.every((x, i) => {
+    const y = b[i] as RouteBudgetItem;
+    return x.key === y.key && x.outputBytes === y.outputBytes && x.slots === y.slots && x.claimant.created === y.claimant.created;
+  });
 }
 
 function keyOf(object: KubeObject): string {

@@ -5,6 +5,7 @@
 // none: 404. PathPrefix matches whole segments (`/a` matches `/a` and `/a/b`, never `/ab`),
 // header names case-insensitively (HAProxy's `req.hdr`), query parameter names exactly. The
 // terms are built from values the store checks let through (gateway-fields.ts) and nothing else.
+// The lines that need no more than a hostname and path become map entries (gateway-routes.ts).
 import { compareClaimants, type Claimant } from './claimant.js';
 import { INVALID_BACKEND, normalizePrefix, redirectOf, type MatchSpec, type RuleTargets } from './gateway-backends.js';
 import { compareHostnames, hostCondition } from './gateway-hostnames.js';
@@ -13,6 +14,8 @@ import type { GatewayMatchLine, GatewayRedirect, WeightedTarget } from './gatewa
 export interface LineCandidate {
   readonly hostname: string;
   readonly listenerTerm: string;
+  /** The listener's map key prefix: `<index>@` on a bind with several listeners, else ''. */
+  readonly listenerKey: string;
   readonly listenerPort: number;
   readonly listenerScheme: 'http' | 'https';
   readonly match: MatchSpec;
@@ -88,13 +91,15 @@ export function weightedTargets(targets: RuleTargets, condition: string): Weight
   });
 }
 
-/** The lines of one frontend; `redirect` names the backend of a redirect (shared by equal ones). */
-export function matchLines(candidates: LineCandidate[], redirect: (r: Omit<GatewayRedirect, 'name'>) => string): GatewayMatchLine[] {
-  candidates.sort(compareCandidates);
-  return candidates.map((candidate) => {
-    const condition = matchCondition(candidate);
-    const spec = candidate.targets.redirect;
-    if (spec !== undefined) return { condition, targets: [{ backend: redirect(redirectOf(spec, candidate.listenerPort, candidate.listenerScheme)), condition }] };
-    return { condition, targets: weightedTargets(candidate.targets, condition) };
-  });
+/** The match line of a candidate; `redirect` names the backend of a redirect (shared by equal ones). */
+export function lineOf(candidate: LineCandidate, redirect: (r: Omit<GatewayRedirect, 'name'>) => string): GatewayMatchLine {
+  const condition = matchCondition(candidate);
+  const spec = candidate.targets.redirect;
+  if (spec !== undefined) return { condition, targets: [{ backend: redirect(redirectOf(spec, candidate.listenerPort, candidate.listenerScheme)), condition }] };
+  return { condition, targets: weightedTargets(candidate.targets, condition) };
+}
+
+/** A match needs more than its hostname and path: a method, header or query parameter match. */
+export function hasConditions(match: MatchSpec): boolean {
+  return match.method !== undefined || (match.headers?.length ?? 0) > 0 || (match.queryParams?.length ?? 0) > 0;
 }

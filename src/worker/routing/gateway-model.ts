@@ -1,7 +1,7 @@
 // The Gateway API part of the routing model, as templates see it (`routing.gateway`): one
 // frontend per bind (address and port) of our Gateways' listeners, each with its listeners in
-// the order a request picks them (most specific hostname first) and its match lines in the
-// order of the spec's precedence. Backends are the model's own (`routing.backends`, one per
+// the order a request picks them (most specific hostname first), the map entries of its plain
+// routes and its conditional match lines in the order of the spec's precedence (gateway-routes.ts). Backends are the model's own (`routing.backends`, one per
 // HTTPRoute rule and backendRef, with server slots like an Ingress backend); a rule's filters
 // ride on its backends (`backend.gateway`). Plus the acceptance results a status writer needs,
 // as plain data. No imports beyond types: the builder and templates both depend on it.
@@ -77,6 +77,24 @@ export interface GatewayTls {
   readonly strictSni: boolean;
 }
 
+/** A map file of a bind's plain routes (route-table.ts), written as `maps/<name>`. */
+export interface GatewayRouteMap {
+  /** `gateway-<n>-<table>.map`. */
+  readonly name: string;
+  readonly entries: readonly { readonly key: string; readonly backend: string }[];
+}
+
+/** Looked up in this order, with `lines` between the host maps and the host-less ones, `lateLines` after. */
+export interface GatewayRouteMaps {
+  /** `[<listener>@]host/path` keys. */
+  readonly hostExact: GatewayRouteMap;
+  /** `[<listener>@]host/prefix/` keys, longest first. */
+  readonly hostPrefix: GatewayRouteMap;
+  /** `[<listener>@]/path` keys of routes for any host. */
+  readonly pathExact: GatewayRouteMap;
+  readonly pathPrefix: GatewayRouteMap;
+}
+
 export interface GatewayFrontend {
   /** `gw_<n>`, unique. */
   readonly name: string;
@@ -87,7 +105,12 @@ export interface GatewayFrontend {
   readonly tls?: GatewayTls | undefined;
   /** Listeners to pick from, most specific first; empty when the bind has only one. */
   readonly listeners: readonly GatewayListenerSlot[];
+  /** The plain routes (a hostname and a path, one target): map entries. */
+  readonly maps: GatewayRouteMaps;
+  /** Conditional rules looked at after the host maps, in precedence order. */
   readonly lines: readonly GatewayMatchLine[];
+  /** Conditional rules of the routes for any host, after the host-less maps. */
+  readonly lateLines: readonly GatewayMatchLine[];
 }
 
 /** A condition of the spec, as a status writer would write it. */

@@ -1,19 +1,22 @@
-// Who owns a hostname across Ingress and HTTPRoute tenants: the same first-claimant rule as for
-// Ingresses alone (claimant.ts order: oldest creationTimestamp, then namespace/name). Claims
+// Who owns a hostname across Ingress and HTTPRoute tenants: the one rule of Ingresses alone
+// (host-owners.ts, in claimant.ts order: oldest creationTimestamp, then namespace/name). Claims
 // are the hosts of our Ingresses' rules and the effective hostnames of attached HTTPRoutes (a
 // route's hostnames after intersection with its listeners); a hostname goes to the namespace of
-// its first claimant, and a route of another namespace loses it (with a warning). Routes of the
-// owning namespace share it. Hostname-less routes claim nothing: they answer only on the
+// its first claimant, and a route of another namespace loses it (with a warning), as does a
+// wildcard `*.d` while another namespace holds a host one label under `d`, and such a host while
+// another namespace holds the wildcard. Routes of the owning namespace share it. Hostname-less routes claim nothing: they answer only on the
 // listener hostnames their Gateway's owner chose. Ingresses are not refused by HTTPRoute claims
 // here: they are served on the Ingress frontends, which no Gateway listener may share.
 import type { KubeObject } from '../protocol.js';
 import { compareClaimants, creationTime, type Claimant } from './claimant.js';
+import { HostOwners, type RouteCandidate } from './host-owners.js';
 import { acceptsClass, classPolicy } from './ingress-class.js';
 import type { ModelOptions } from './model.js';
 import type { StoreReader } from './model-source.js';
 
 export class HostOwnership {
-  readonly #owners = new Map<string, Claimant>();
+  readonly #claims: RouteCandidate[] = [];
+  #owners: HostOwners | undefined;
 
   /** Our Ingresses' rule hosts, as claims. */
   constructor(reader: StoreReader, options: ModelOptions) {
@@ -27,15 +30,19 @@ export class HostOwnership {
     }
   }
 
+  /** Records a claim; every claim comes before the first `otherOwner`. */
   claim(host: string, claimant: Claimant): void {
-    const owner = this.#owners.get(host);
-    if (owner === undefined || compareClaimants(claimant, owner) < 0) this.#owners.set(host, claimant);
+    this.#claims.push({ ...claimant, host, path: '/', exact: false, backend: '' });
   }
 
-  /** The first claimant of `host`, unless it is of `namespace`. */
+  /** The claimant that keeps `namespace` from `host` (HostOwners' rule over every claim, oldest first), unless none does. */
   otherOwner(host: string, namespace: string): Claimant | undefined {
-    const owner = this.#owners.get(host);
-    return owner === undefined || owner.namespace === namespace ? undefined : owner;
+    if (this.#owners === undefined) {
+      const owners = new HostOwners();
+      for (const claim of this.#claims.sort(compareClaimants)) owners.claim(claim);
+      this.#owners = owners;
+    }
+    return this.#owners.holderOf(host, namespace);
   }
 }
 

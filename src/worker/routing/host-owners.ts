@@ -4,12 +4,10 @@
 // the routes of one host or domain counted by namespace, so RouteIndex knows in O(1) whether any
 // claim can be refused at all.
 import { compareClaimants, type Claimant } from './claimant.js';
+import type { TableRoute } from './route-table.js';
 
-export interface RouteCandidate extends Claimant {
-  readonly host: string;
-  readonly path: string;
-  readonly exact: boolean;
-  readonly backend: string;
+/** An Ingress path as a route of the route table (route-table.ts), with its claimant. */
+export interface RouteCandidate extends Claimant, TableRoute {
   /**
    * A claim held for a rejected Ingress (held-claims.ts): it takes part in ownership, so no
    * other namespace gets the host while the Ingress exists, but it claims no route key.

@@ -1,7 +1,7 @@
 // The routing model builder: one per worker and template set. It caches what each accepted
 // Ingress contributed and computes again only what the stores' change journals invalidate, so a
 // small store change costs little; the class doc states the contract with a cold build.
-import { objectKey, type IndexedStore } from '../store/indexed-store.js';
+import { objectKey } from '../store/indexed-store.js';
 import type { KubeObject, RenderBaseline } from '../protocol.js';
 import { keepUnchanged, sameArray, sameCertificates, sameNames, slotsStillValid } from './entry-compare.js';
 import { EMPTY_GATEWAY_MODEL } from './gateway-model.js';
@@ -13,7 +13,7 @@ import { computeEntry, replayEntry, slotsOf, type IngressEntry } from './ingress
 import { assignTlsHosts, chooseDefaultBackend, resolveDefaultCertificate } from './model-assembly.js';
 import type { Backend, Certificate, ModelOptions, RouteTables, RoutingModel } from './model.js';
 import type { ModelSource } from './model-source.js';
-import { lookupKey, objectDepKey } from './recorded-reads.js';
+import { EntryDependents } from './entry-dependents.js';
 import { RouteIndex, tablesOf } from './route-index.js';
 import { SERVER_SLOTS_FILE } from './server-slots.js';
 import { RateLimitTables } from './rate-limit-tables.js';
@@ -21,6 +21,7 @@ import { CheckBudget } from './check-budget.js';
 import { OutputBudget } from './output-budget.js';
 import { SlotFile } from './slot-file.js';
 import { SlotBudget } from './slot-budget.js';
+import { NO_ROUTE_LIMITS, type RouteBudgetItem, type RouteLimits } from './route-budget.js';
 
 /** Stores whose changes invalidate entries; IngressClasses are read whole each build instead. */
 const TRACKED_STORES = ['ingresses', 'services', 'endpointSlices', 'secrets'] as const;
@@ -38,8 +39,10 @@ const TRACKED_STORES = ['ingresses', 'services', 'endpointSlices', 'secrets'] as
  * unchanged, so the template engine's `memo` blocks can reuse their text. Warnings come out in
  * one order: default certificate, Ingress entries, routes, then Ingresses left out for the
  * namespaces' output budget (OutputBudget: they contribute nothing, their routes leave the route
- * index), Ingresses starved of server slots (SlotBudget), TLS hosts and default backend. The
- * claims of rejected Ingresses (HeldClaims) are in the route index with the rest.
+ * index), held claims and HTTPRoutes left out for it, Ingresses and HTTPRoutes starved of server
+ * slots (SlotBudget), TLS hosts and default backend. The claims of rejected Ingresses
+ * (HeldClaims) are in the route index with the rest. HTTPRoutes share both budgets: the Gateway
+ * builder measures them (route-budget.ts), and keeps to what this builder decided (routeLimits).
  *
  * The result is always the one a cold build of the same stores and baseline gives: anything the
  * builder cannot prove unchanged (a replaced store, a journal that no longer reaches back, a
@@ -49,10 +52,8 @@ const TRACKED_STORES = ['ingresses', 'services', 'endpointSlices', 'secrets'] as
 export class RoutingModelBuilder {
   readonly #options: ModelOptions;
   readonly #entries = new Map<string, IngressEntry>();
-  /** Dependency key -> the key (or keys) of the Ingresses whose entry read it. */
-  readonly #dependents = new Map<string, string | Set<string>>();
-  /** The stores seen by the last build and their generations then. */
-  readonly #stores = new Map<string, { store: IndexedStore | undefined; generation: number }>();
+  /** Which entries a store change invalidates. */
+  readonly #dependents = new EntryDependents();
   readonly #rateLimitTables = new RateLimitTables();
   readonly #checkBudget = new CheckBudget();
   /** server-slots.txt: the baseline's parsed once, the new one updated per changed backend. */
@@ -82,6 +83,9 @@ export class RoutingModelBuilder {
   /** Warnings of the cross-Ingress decisions (TLS hosts, default backend) of the last model. */
   #lastAssemblyWarnings: readonly Notice[] = [];
   #lastPositions = new Map<string, number>();
+  /** The HTTPRoutes of the last build, and what the budgets decided for them. */
+  #routeItems: readonly RouteBudgetItem[] = [];
+  #routeLimits: RouteLimits = NO_ROUTE_LIMITS;
 
   constructor(options: ModelOptions) {
     this.#options = options;
@@ -94,7 +98,13 @@ export class RoutingModelBuilder {
     return this.#entries.size;
   }
 
-  build(source: ModelSource, baseline: RenderBaseline | undefined, warn: Warn): RoutingModel {
+  /** What the budgets decided for the HTTPRoutes of the last build. */
+  get routeLimits(): RouteLimits {
+    return this.#routeLimits;
+  }
+
+  /** `httpRoutes`: the HTTPRoutes that share the budgets with the Ingresses (route-budget.ts); the same array while unchanged. */
+  build(source: ModelSource, baseline: RenderBaseline | undefined, warn: Warn, httpRoutes: readonly RouteBudgetItem[] = []): RoutingModel {
     const build = ++this.#build;
     const defaultCertificate = this.#defaultCertificate(source, warn);
     // The IngressClass objects decide which Ingresses are ours: when they change, every
@@ -141,8 +151,8 @@ export class RoutingModelBuilder {
         // Unchanged routes and backends keep their objects: the route index knows routes by
         // identity, and memo blocks and the slot file reuse a backend's text while it lives.
         if (prior !== undefined) entry = keepUnchanged(prior, entry);
-        if (prior !== undefined) this.#unregister(prior);
-        this.#register(entry);
+        if (prior !== undefined) this.#dependents.unregister(prior);
+        this.#dependents.register(entry);
         this.#entries.set(entry.key, entry);
         this.#byIngress.set(ingress, entry);
         recomputed++;
@@ -164,7 +174,7 @@ export class RoutingModelBuilder {
     if (entries.length !== this.#entries.size) {
       for (const [key, entry] of this.#entries) {
         if (entry.seen === build) continue;
-        this.#unregister(entry);
+        this.#dependents.unregister(entry);
         this.#routes.remove(entry.routes);
         this.#outOfIndex.delete(entry);
         this.#entries.delete(key);
@@ -179,7 +189,9 @@ export class RoutingModelBuilder {
       routesChanged = true;
     }
     const previous = this.#last;
-    if (previous !== undefined && recomputed === 0 && !namesChanged && !routesChanged && defaultCertificate === previous.defaultCertificate) {
+    const routeItemsChanged = httpRoutes !== this.#routeItems;
+    this.#routeItems = httpRoutes;
+    if (previous !== undefined && recomputed === 0 && !namesChanged && !routesChanged && !routeItemsChanged && defaultCertificate === previous.defaultCertificate) {
       // Nothing changed: replay the warnings and hand back the same model.
       for (const entry of entries) replayEntry(entry, source, warn);
       replayNotices(this.#lastRouteWarnings, warn);
@@ -188,7 +200,7 @@ export class RoutingModelBuilder {
     }
 
     for (const entry of entries) replayEntry(entry, source, warn);
-    const budget = this.#outputBudget.shed(entries, this.#held.items);
+    const budget = this.#outputBudget.shed(entries, this.#held.items, httpRoutes);
     const shed = budget.entries;
     const heldMoved = this.#held.place(new Set(budget.held.keys()));
     this.#routes.remove(heldMoved.removed);
@@ -199,7 +211,15 @@ export class RoutingModelBuilder {
     }
     if (heldMoved.removed.length > 0 || heldMoved.added.length > 0) routesChanged = true;
     const served = shed.size === 0 ? entries : entries.filter((entry) => !shed.has(entry));
-    const starved = this.#slotBudget.starve(served);
+    const servedRoutes = budget.routes.size === 0 ? httpRoutes : httpRoutes.filter((route) => !budget.routes.has(route));
+    const starvedItems = this.#slotBudget.starve(served, servedRoutes);
+    const starved = new Map<IngressEntry, string>();
+    const starvedRoutes = new Map<string, string>();
+    for (const [item, message] of starvedItems) {
+      if ('kind' in item) starvedRoutes.set(item.key, message);
+      else starved.set(item, message);
+    }
+    this.#routeLimits = budget.routes.size === 0 && starvedRoutes.size === 0 ? NO_ROUTE_LIMITS : { shed: new Map([...budget.routes].map(([item, message]) => [item.key, message])), starved: starvedRoutes };
     const starvedChanged = served.filter((entry) => starved.has(entry) !== this.#starved.has(entry));
     this.#starved = starved;
     const resort = namesChanged || previous === undefined;
@@ -216,7 +236,7 @@ export class RoutingModelBuilder {
       replayNotices(warnings, warn);
       this.#lastRouteWarnings = warnings;
     }
-    const assemblyWarnings: Notice[] = [...shed.values(), ...budget.held.values(), ...starved.values()].map((message) => ({ message }));
+    const assemblyWarnings: Notice[] = [...shed.values(), ...budget.held.values(), ...budget.routes.values(), ...starvedItems.values()].map((message) => ({ message }));
     const collect: Warn = (message, finding) => {
       assemblyWarnings.push(finding === undefined ? { message } : { message, finding });
     };
@@ -292,69 +312,15 @@ export class RoutingModelBuilder {
 
   /** Keys of Ingresses whose entry must be recomputed; clears every entry if it cannot tell. */
   #invalidate(source: ModelSource): Set<string> {
-    const dirty = new Set<string>();
-    let reset = false;
-    for (const field of TRACKED_STORES) {
-      const name = this.#options.stores[field];
-      const store = source.store(name);
-      const known = this.#stores.get(name);
-      this.#stores.set(name, { store, generation: store?.generation ?? 0 });
-      if (known === undefined || known.store !== store) {
-        reset = true;
-        continue;
-      }
-      if (store === undefined || reset) continue;
-      const changed = store.changedSince(known.generation);
-      if (changed === undefined) {
-        reset = true;
-        continue;
-      }
-      for (const key of new Set(changed)) {
-        this.#markDependents(objectDepKey(name, key), dirty);
-        const object = store.get(key);
-        if (object === undefined) continue;
-        const values = store.indexValues(object);
-        for (let length = 1; length <= values.length; length++) this.#markDependents(lookupKey(name, values.slice(0, length)), dirty);
-      }
-    }
-    if (reset) {
-      this.#entries.clear();
-      this.#dependents.clear();
-      this.#routes.clear();
-      this.#held.clear();
-      this.#fallbacks = undefined;
-      this.#byIngress = new WeakMap();
-      this.#last = undefined;
-    }
-    return dirty;
-  }
-
-  #markDependents(dep: string, dirty: Set<string>): void {
-    const keys = this.#dependents.get(dep);
-    if (typeof keys === 'string') dirty.add(keys);
-    else if (keys !== undefined) for (const key of keys) dirty.add(key);
-  }
-
-  // Most dependency keys have one dependent: it is stored as is, and a Set only when shared.
-  #register(entry: IngressEntry): void {
-    for (const dep of entry.deps) {
-      const keys = this.#dependents.get(dep);
-      if (keys === undefined) this.#dependents.set(dep, entry.key);
-      else if (typeof keys !== 'string') keys.add(entry.key);
-      else if (keys !== entry.key) this.#dependents.set(dep, new Set([keys, entry.key]));
-    }
-  }
-
-  #unregister(entry: IngressEntry): void {
-    for (const dep of entry.deps) {
-      const keys = this.#dependents.get(dep);
-      if (keys === entry.key) {
-        this.#dependents.delete(dep);
-      } else if (keys !== undefined && typeof keys !== 'string') {
-        keys.delete(entry.key);
-        if (keys.size === 1) this.#dependents.set(dep, keys.values().next().value as string);
-      }
-    }
+    const dirty = this.#dependents.invalidate(source, TRACKED_STORES.map((field) => this.#options.stores[field]));
+    if (dirty !== undefined) return dirty;
+    this.#entries.clear();
+    this.#routes.clear();
+    this.#held.clear();
+    this.#fallbacks = undefined;
+    this.#byIngress = new WeakMap();
+    this.#last = undefined;
+    return new Set();
   }
 
   /**

@@ -1,6 +1,7 @@
 // The output budget the namespaces share. The render fails for everyone past
-// `values.maxOutputBytes`, so what the Ingresses add to it together (their estimated bytes,
-// IngressEntry.outputBytes, plus their certificate files) may take TENANT_OUTPUT_SHARE of it.
+// `values.maxOutputBytes`, so what the Ingresses and HTTPRoutes add to it together (their
+// estimated bytes, IngressEntry.outputBytes and RouteBudgetItem.outputBytes, plus the Ingresses'
+// certificate files) may take TENANT_OUTPUT_SHARE of it.
 // Past that, the namespace adding the most gives up its newest Ingress, again and again until
 // the rest fit (namespace-shares.ts): many small Ingresses of one namespace, or its large
 // certificates, cost that namespace its newest Ingresses, never everyone's render. The held
@@ -13,6 +14,9 @@ import { compareClaimants } from './claimant.js';
 import type { HeldItem } from './held-claims.js';
 import type { IngressEntry } from './ingress-entry.js';
 import { shedLargest } from './namespace-shares.js';
+import type { RouteBudgetItem } from './route-budget.js';
+
+type Item = IngressEntry | HeldItem | RouteBudgetItem;
 
 export class OutputBudget {
   readonly #budget: number;
@@ -22,14 +26,19 @@ export class OutputBudget {
   }
 
   /**
-   * The entries left out this build (they contribute nothing) and the held claims of rejected
-   * Ingresses left out (their hosts are not held), each with its warning.
+   * The entries left out this build (they contribute nothing), the held claims of rejected
+   * Ingresses left out (their hosts are not held) and the HTTPRoutes left out (not served), each
+   * with its warning.
    */
-  shed(entries: readonly IngressEntry[], held: readonly HeldItem[] = []): { entries: Map<IngressEntry, string>; held: Map<HeldItem, string> } {
-    const left = { entries: new Map<IngressEntry, string>(), held: new Map<HeldItem, string>() };
+  shed(
+    entries: readonly IngressEntry[],
+    held: readonly HeldItem[] = [],
+    routes: readonly RouteBudgetItem[] = [],
+  ): { entries: Map<IngressEntry, string>; held: Map<HeldItem, string>; routes: Map<RouteBudgetItem, string> } {
+    const left = { entries: new Map<IngressEntry, string>(), held: new Map<HeldItem, string>(), routes: new Map<RouteBudgetItem, string>() };
     const sizes = sizesOf(entries);
-    const items: (IngressEntry | HeldItem)[] = held.length === 0 ? [...entries] : [...entries, ...held];
-    const sizeOf = (item: IngressEntry | HeldItem): number => ('heldFor' in item ? item.outputBytes : (sizes.get(item) ?? item.outputBytes));
+    const items: Item[] = held.length === 0 && routes.length === 0 ? [...entries] : [...entries, ...held, ...routes];
+    const sizeOf = (item: Item): number => ('heldFor' in item || 'kind' in item ? item.outputBytes : (sizes.get(item) ?? item.outputBytes));
     const { shed, total } = shedLargest(items, this.#budget, sizeOf, (item) => item.claimant);
     if (shed.length === 0) return left;
     const byNamespace = new Map<string, number>();
@@ -38,9 +47,10 @@ export class OutputBudget {
       const namespace = item.claimant.namespace;
       const why =
         `namespace ${namespace} would add about ${byNamespace.get(namespace) ?? 0} bytes to the output, the most of any namespace, ` +
-        `and all Ingresses together about ${total}, over the ${this.#budget} they share (values.maxOutputBytes x ${TENANT_OUTPUT_SHARE}); ` +
-        `its newest Ingresses go first (this one adds about ${sizeOf(item)})`;
+        `and all ${routes.length === 0 ? 'Ingresses' : 'Ingresses and HTTPRoutes'} together about ${total}, over the ${this.#budget} they share (values.maxOutputBytes x ${TENANT_OUTPUT_SHARE}); ` +
+        `its newest ${routes.length === 0 ? 'Ingresses' : 'objects'} go first (this one adds about ${sizeOf(item)})`;
       if ('heldFor' in item) left.held.set(item, `${item.claimant.owner}: it is rejected, and its hosts are not held for it either: ${why}`);
+      else if ('kind' in item) left.routes.set(item, `${item.claimant.owner}: it is not served: ${why}`);
       else left.entries.set(item, `${item.claimant.owner}: it is not served: ${why}`);
     }
     return left;

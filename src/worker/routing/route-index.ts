@@ -9,67 +9,9 @@ import { compareClaimants } from './claimant.js';
 import { domainOf, groupsOf, hostLabel, HostOwners, isWildcard, OwnershipGroup, type HostOwner, type RouteCandidate } from './host-owners.js';
 import type { RouteEntry, RouteTables, RoutingModel } from './model.js';
 import { findingOf, type Warn } from './findings.js';
+import { basePath, claimTables, comparatorOf, eachTable, routeClaims, TABLES, type TableName } from './route-table.js';
 
 export type { RouteCandidate } from './host-owners.js';
-
-type TableName = keyof RouteTables;
-const TABLES: readonly TableName[] = ['hostExact', 'hostPrefix', 'hostRegex', 'pathExact', 'pathPrefix'];
-
-/** The five tables, each given by `table(name)`. */
-function eachTable(table: (name: TableName) => readonly RouteEntry[]): RouteTables {
-  return Object.fromEntries(TABLES.map((name) => [name, table(name)])) as unknown as RouteTables;
-}
-
-interface Claim {
-  readonly table: TableName;
-  readonly key: string;
-  /** The key is the exact-match key of the route (an Exact route, or the exact half of a Prefix). */
-  readonly exactKey: boolean;
-}
-
-/** The path a route matches on: Kubernetes ignores a trailing slash on a Prefix path (/foo/ matches /foo and /foo/bar). */
-function basePath(route: RouteCandidate): string {
-  return route.exact || route.path === '/' ? route.path : route.path.replace(/\/+$/, '') || '/';
-}
-
-/** The keys a route claims, in the order a build claims them; none for a held claim. */
-export function routeClaims(route: RouteCandidate): Claim[] {
-  if (route.held === true) return [];
-  const base = basePath(route);
-  if (route.host.startsWith('*.')) {
-    const hostPattern = `^[^./]+${escapeRegex(route.host.slice(1))}`;
-    return route.exact
-      ? [{ table: 'hostRegex', key: `${hostPattern}${escapeRegex(base)}$`, exactKey: true }]
-      : [{ table: 'hostRegex', key: `${hostPattern}${base === '/' ? '/' : `${escapeRegex(base)}(/|$)`}`, exactKey: false }];
-  }
-  const exactTable: TableName = route.host === '' ? 'pathExact' : 'hostExact';
-  const prefixTable: TableName = route.host === '' ? 'pathPrefix' : 'hostPrefix';
-  if (route.exact) return [{ table: exactTable, key: route.host + base, exactKey: true }];
-  if (base === '/') return [{ table: prefixTable, key: `${route.host}/`, exactKey: false }];
-  return [
-    { table: exactTable, key: route.host + base, exactKey: true },
-    { table: prefixTable, key: `${route.host}${base}/`, exactKey: false },
-  ];
-}
-
-/** A wildcard host's regex key for an Exact path: it ends with `$`, where a Prefix key ends with `(/|$)` or `/`. */
-function isExactRegexKey(key: string): boolean {
-  return key.endsWith('$') && !key.endsWith('(/|$)');
-}
-
-/**
- * Table order: longest key first (map_beg and map_reg take the first match), then by key. In
- * the regex table Exact keys come first: at most one wildcard host matches a Host header, and
- * an Exact path beats a Prefix on the same path, however long the Prefix's regex is.
- */
-function comparatorOf(table: TableName): (a: RouteEntry, b: RouteEntry) => number {
-  if (table !== 'hostRegex') return compareEntries;
-  return (a, b) => Number(isExactRegexKey(b.key)) - Number(isExactRegexKey(a.key)) || compareEntries(a, b);
-}
-
-function compareEntries(a: RouteEntry, b: RouteEntry): number {
-  return b.key.length - a.key.length || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
-}
 
 /** The tables of `routes`, with a warning per ignored route. */
 export function routeTables(routes: readonly RouteCandidate[], warn: Warn): RouteTables {
@@ -78,7 +20,6 @@ export function routeTables(routes: readonly RouteCandidate[], warn: Warn): Rout
 
 /** The tables of `routes` and the owners of their hosts, with a warning per ignored route. */
 function buildTables(routes: readonly RouteCandidate[], warn: Warn): { tables: RouteTables; owners: HostOwners } {
-  const tables = new Map<TableName, Map<string, RouteCandidate>>(TABLES.map((name) => [name, new Map()]));
   const warned = new Set<string>();
   const report = (message: string, route: RouteCandidate): void => {
     // A Prefix route claims two keys; its conflict is reported once.
@@ -103,20 +44,10 @@ function buildTables(routes: readonly RouteCandidate[], warn: Warn): { tables: R
   }
   // Exact paths first: for the same key, Kubernetes gives an Exact path precedence over a Prefix.
   const ordered = accepted.sort((a, b) => Number(b.exact) - Number(a.exact));
-  for (const route of ordered) {
-    for (const { table: name, key, exactKey } of routeClaims(route)) {
-      const table = tables.get(name) as Map<string, RouteCandidate>;
-      const holder = table.get(key);
-      if (holder === undefined) {
-        table.set(key, route);
-      } else if (holder.backend !== route.backend && !(holder.exact && !route.exact && exactKey)) {
-        refuse(route, holder);
-      }
-    }
-  }
-  const entries = (name: TableName): RouteEntry[] =>
-    [...(tables.get(name) as Map<string, RouteCandidate>).entries()].map(([key, route]) => ({ key, backend: route.backend })).sort(comparatorOf(name));
-  return { tables: eachTable(entries), owners };
+  const tables = claimTables(ordered, (route, holder, exactKey) => {
+    if (holder.backend !== route.backend && !(holder.exact && !route.exact && exactKey)) refuse(route, holder);
+  });
+  return { tables, owners };
 }
 
 /**
@@ -323,8 +254,4 @@ function reuseUnchanged(fresh: RouteTables, previous: RouteTables): RouteTables 
 export function tablesOf(model: RoutingModel): RouteTables {
   const { hostExact, hostPrefix, hostRegex, pathExact, pathPrefix } = model;
   return { hostExact, hostPrefix, hostRegex, pathExact, pathPrefix };
-}
-
-export function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

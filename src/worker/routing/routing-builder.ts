@@ -1,7 +1,8 @@
 // The routing model of a render: the Ingress model (model-builder.ts) and the Gateway API model
 // (gateway-builder.ts) in one. They share the backends list and the server-slot file (route
 // backends `gw_…` after the Ingress ones `ing_…`), so every backend gets its slots the same way
-// and endpoint changes of route backends go through the Runtime API as Ingress ones do. Without
+// and endpoint changes of route backends go through the Runtime API as Ingress ones do, and the
+// server slot and output budgets, which HTTPRoutes share with Ingresses (route-budget.ts). Without
 // Gateway API objects the model is exactly the Ingress model, object for object.
 import type { RenderBaseline } from '../protocol.js';
 import { GatewayModelBuilder } from './gateway-builder.js';
@@ -35,8 +36,11 @@ export class RoutingBuilder {
       routeSlots = text.slice(at);
       ingressBaseline = { ...baseline, auxiliaryFiles: { ...baseline.auxiliaryFiles, files: { ...baseline.auxiliaryFiles.files, [SERVER_SLOTS_FILE]: text.slice(0, at) } } } as RenderBaseline;
     }
-    const ingress = this.#ingress.build(source, ingressBaseline, warn);
-    const gateway = this.#gateway.build(source, routeSlots, warn);
+    // The budgets are the namespaces' whatever they serve: the Ingress builder decides them over
+    // its Ingresses and the routes the Gateway builder would serve, which then keeps to them.
+    const routes = this.#gateway.measure(source, routeSlots);
+    const ingress = this.#ingress.build(source, ingressBaseline, warn, routes);
+    const gateway = this.#gateway.build(source, routeSlots, warn, this.#ingress.routeLimits);
     if (gateway.model.status.gatewayClasses.length === 0) return ingress;
     const last = this.#last;
     if (last !== undefined && last.ingress === ingress && last.gateway === gateway) return last.model;

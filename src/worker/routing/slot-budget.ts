@@ -1,9 +1,11 @@
 // The health-checked server-slot budget of a routing model. HAProxy holds a file descriptor for
 // every server slot with a health check, empty ones included, and will not start when they leave
 // too few for connections; so past ModelOptions.maxServerSlotsTotal (values.fdHardLimit / 2) the
-// namespace holding the most slots gives up its newest Ingress's servers, with a warning.
+// namespace holding the most slots gives up its newest Ingress's or HTTPRoute's servers, with a
+// warning.
 import type { IngressEntry } from './ingress-entry.js';
 import { shedLargest } from './namespace-shares.js';
+import type { RouteBudgetItem } from './route-budget.js';
 
 export class SlotBudget {
   readonly #budget: number | undefined;
@@ -22,15 +24,18 @@ export class SlotBudget {
    * until the rest fit (namespace-shares.ts). Its routes stay: its hosts answer 503 until the
    * slots fit again.
    */
-  starve(entries: readonly IngressEntry[]): Map<IngressEntry, string> {
-    const starved = new Map<IngressEntry, string>();
+  starve(entries: readonly IngressEntry[], routes: readonly RouteBudgetItem[] = []): Map<IngressEntry | RouteBudgetItem, string> {
+    const starved = new Map<IngressEntry | RouteBudgetItem, string>();
     const budget = this.#budget;
     if (budget === undefined) return starved;
-    const { shed, total } = shedLargest(entries, budget, (entry) => this.#slotsOf(entry), (entry) => entry.claimant);
+    const items: (IngressEntry | RouteBudgetItem)[] = routes.length === 0 ? [...entries] : [...entries, ...routes];
+    const slotsOf = (item: IngressEntry | RouteBudgetItem): number => ('kind' in item ? item.slots : this.#slotsOf(item));
+    const { shed, total } = shedLargest(items, budget, slotsOf, (item) => item.claimant);
+    const all = routes.length === 0 ? 'all Ingresses' : 'all Ingresses and HTTPRoutes';
     for (const entry of shed) {
       starved.set(
         entry,
-        `${entry.claimant.owner}: its backends get no servers (its hosts answer 503): the health-checked server slots of all Ingresses, ${total} in all, are over ` +
+        `${entry.claimant.owner}: its backends get no servers (its ${'kind' in entry ? 'requests' : 'hosts'} answer 503): the health-checked server slots of ${all}, ${total} in all, are over ` +
           `${budget} (values.fdHardLimit / 2; HAProxy holds a descriptor for each), and namespace ${entry.claimant.namespace} holds the most; ` +
           'raise fdHardLimit (and the descriptor limit), lower serverSlots, or turn checks off where not needed (haproxy.org/check: "false")',
       );

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { renderAndValidate } from '../../../src/worker/render/renderer.js';
 import { TemplateEngine } from '../../../src/worker/templates/template-engine.js';
 import type { KubeObject, RenderBaseline, RenderOutcome, TemplateSetSource } from '../../../src/worker/protocol.js';
-import { defaultTemplateSet, endpointSlice, indexedStores, service } from '../../helpers/cluster.js';
+import { defaultTemplateSet, endpointSlice, indexedStores, service, withValues } from '../../helpers/cluster.js';
 import { gateway, gatewayClass, httpRoute, ref, referenceGrant } from '../../helpers/gateway-objects.js';
 
 function ok(outcome: RenderOutcome): Extract<RenderOutcome, { ok: true }> {
@@ -49,5 +49,44 @@ describe('Gateway model across renders', () => {
     expect(slots).toContain('gw_apps_r5_0_0 10.0.0.6:8080');
     expect(slots).toContain('gw_apps_r5_0_1 10.1.0.1:8080');
     expect(last.haproxyConfig).not.toContain('backend gw_apps_r4_0_0');
+  });
+
+  it('keeps to the budgets across renders as a cold render does, while routes come and go and the namespaces cross their shares', async () => {
+    const set = withValues(await defaultTemplateSet(), { maxOutputBytes: 60_000, fdHardLimit: 120 });
+    const at = (i: number) => ({ creationTimestamp: new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString() });
+    const parent = { parentRefs: [{ name: 'gw', namespace: 'infra' }] };
+    const route = (ns: string, i: number, backends = 1) =>
+      httpRoute(ns, `r${i}`, { ...parent, hostnames: [`h${i}.${ns}.example.com`], rules: [{ backendRefs: Array.from({ length: backends }, (_, b) => ref(`s${b}`)) }] }, at(i));
+    const objects: KubeObject[] = [gatewayClass(), gateway('infra', 'gw', [{ name: 'http', port: 18087, allowedRoutes: { namespaces: { from: 'All' } } }])];
+    for (const ns of ['big', 'small']) for (let b = 0; b < 4; b++) objects.push(service(ns, `s${b}`), endpointSlice(ns, `s${b}`, [`10.0.${b}.1`]));
+    for (let i = 0; i < 30; i++) objects.push(route('big', i, 4));
+    objects.push(route('small', 100));
+    const stores = indexedStores(set, objects);
+    const engine = new TemplateEngine();
+    const render = (e: TemplateEngine, baseline?: RenderBaseline) => ok(renderAndValidate(e, { set, lookup: (name) => stores.get(name), storeVersion: 1, ...(baseline === undefined ? {} : { baseline }) }));
+    let last = render(engine);
+    const limited = (out: typeof last) => [out.warnings.filter((w) => w.includes('it is not served')).length, out.warnings.filter((w) => w.includes('get no servers')).length];
+    // Routes are left out for the output budget and starved of slots.
+    expect(limited(last).every((n) => n > 0)).toBe(true);
+    const changes: (() => void)[] = [
+      () => stores.get('httproutes')?.upsert(route('big', 40, 4)),
+      () => stores.get('endpointslices')?.upsert(endpointSlice('big', 's1', ['10.0.9.1', '10.0.9.2'])),
+      () => { for (let i = 0; i < 25; i++) stores.get('httproutes')?.delete(`big/r${i}`); },
+      () => stores.get('httproutes')?.upsert(route('small', 101, 2)),
+      () => { for (let i = 0; i < 25; i++) stores.get('httproutes')?.upsert(route('big', i, 4)); },
+    ];
+    for (const change of changes) {
+      const baseline = baselineOf(last);
+      change();
+      const warm = render(engine, baseline);
+      const cold = render(new TemplateEngine(), baseline);
+      expect(warm.haproxyConfig).toBe(cold.haproxyConfig);
+      expect(warm.auxiliaryFiles).toEqual(cold.auxiliaryFiles);
+      expect(warm.warnings).toEqual(cold.warnings);
+      // The small namespace's routes are served with their servers throughout.
+      expect(warm.auxiliaryFiles.maps['gateway-0-host-prefix.map']).toContain('h100.small.example.com/ gw_small_r100_0_0');
+      last = warm;
+    }
+    expect(limited(last).every((n) => n > 0)).toBe(true);
   });
 });

@@ -113,13 +113,29 @@ describe('Gateway acceptance results', () => {
       httpRoute('late', 'late', { ...shared, hostnames: ['evil.example.com'], rules: [{ backendRefs: [ref('app')] }] }, at('2004-01-01T00:00:00Z')),
       ...['shop', 'evil', 'late'].flatMap((ns) => [service(ns, 'app'), endpointSlice(ns, 'app', ['127.0.0.2'], { name: 'http', port: 9000 })]),
     ]);
-    const config = rendered.result.haproxyConfig;
-    expect(config).toContain('use_backend gw_evil_steal_0_0 if { var(txn.host) -m str evil.example.com }');
-    expect(config).not.toContain('use_backend gw_evil_steal_0_0 if { var(txn.host) -m str shop.example.com }');
-    expect(config).toContain('use_backend gw_shop_own_0_0 if { var(txn.host) -m str shop.example.com }');
-    expect(config).not.toContain('gw_late_late');
+    // Plain routes (a hostname, a path prefix, one backend) are entries of the bind's host prefix map.
+    const routes = (rendered.result.auxiliaryFiles.maps['gateway-0-host-prefix.map'] ?? '').split('\n').filter((l) => l !== '');
+    expect(routes).toEqual(['evil.example.com/ gw_evil_steal_0_0', 'shop.example.com/ gw_shop_own_0_0']);
+    expect(rendered.result.haproxyConfig).not.toContain('gw_late_late');
     expect(reason(rendered, 'late', 'Accepted')).toBe('NotAllowedByListeners');
     expect(rendered.result.warnings).toContain('HTTPRoute evil/steal: hostname shop.example.com belongs to Ingress shop/site, which claimed it first; the route does not answer it');
     expect(rendered.result.gatewayStatus?.gateways[0]?.listeners[0]?.attachedRoutes).toBe(2);
+  });
+
+  it("keeps a route from a wildcard over another namespace's hosts, and from a host under another namespace's wildcard, as with Ingresses", async () => {
+    const at = (iso: string) => ({ creationTimestamp: iso });
+    const shared = { parentRefs: [{ name: 'gw', namespace: 'infra' }] };
+    const rendered = await render(() => [
+      gatewayClass(),
+      gateway('infra', 'gw', [{ name: 'web', port: 18088, allowedRoutes: { namespaces: { from: 'All' } } }]),
+      { ...ingress('shop', 'site', { rules: [rule('a.shop.example.com', { path: '/', service: 'app' }), rule('*.cdn.example.com', { path: '/', service: 'app' })] }), metadata: { name: 'site', namespace: 'shop', creationTimestamp: '2001-01-01T00:00:00Z' } },
+      httpRoute('evil', 'wide', { ...shared, hostnames: ['*.shop.example.com', 'x.cdn.example.com', 'evil.example.com'], rules: [{ backendRefs: [ref('app')] }] }, at('2002-01-01T00:00:00Z')),
+      ...['shop', 'evil'].flatMap((ns) => [service(ns, 'app'), endpointSlice(ns, 'app', ['127.0.0.2'], { name: 'http', port: 9000 })]),
+    ]);
+    expect(rendered.result.warnings).toContain('HTTPRoute evil/wide: hostname *.shop.example.com belongs to Ingress shop/site, which claimed it first; the route does not answer it');
+    expect(rendered.result.warnings).toContain('HTTPRoute evil/wide: hostname x.cdn.example.com belongs to Ingress shop/site, which claimed it first; the route does not answer it');
+    expect(rendered.result.haproxyConfig).not.toContain('.shop.example.com }');
+    expect(rendered.result.auxiliaryFiles.maps['gateway-0-host-prefix.map']).toBe('evil.example.com/ gw_evil_wide_0_0\n');
+    expect(reason(rendered, 'wide', 'Accepted')).toBe('Accepted');
   });
 });

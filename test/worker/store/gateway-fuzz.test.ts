@@ -96,11 +96,18 @@ function succeed(outcome: RenderOutcome): RenderSuccess {
   return outcome;
 }
 
-/** The good route's frontend and backend sections. */
+/** The good route's frontend and backend sections, and its map entries. */
 function goodRoute(out: RenderSuccess): string[] {
   const sections = out.haproxyConfig.split('\n\n');
-  // Frontends are numbered in bind order, so a neighbour's bind on a lower port renumbers the good one: the number is not its behaviour.
-  return sections.filter((s) => s.includes('bind *:18090') || s.includes('backend gw_shop_good_0_0')).map((s) => s.trim().replace(/^frontend gw_\d+$/m, 'frontend gw_N'));
+  const entries = Object.entries(gatewayMaps(out)).flatMap(([name, text]) => text.split('\n').filter((l) => l.includes('gw_shop_good_')).map((l) => `${name}: ${l}`));
+  // Binds are numbered in port order, so a neighbour's bind on a lower port renumbers the good one (its frontend and map names): the number is not its behaviour.
+  const unnumbered = (text: string): string => text.replace(/^frontend gw_\d+$/m, 'frontend gw_N').replace(/gateway-\d+-/g, 'gateway-N-');
+  return [...sections.filter((s) => s.includes('bind *:18090') || s.includes('backend gw_shop_good_0_0')).map((s) => unnumbered(s.trim())), ...entries.map(unnumbered)];
+}
+
+/** The map files of the Gateway binds' plain routes. */
+function gatewayMaps(out: RenderSuccess): Record<string, string> {
+  return Object.fromEntries(Object.entries(out.auxiliaryFiles.maps).filter(([name]) => name.startsWith('gateway-')));
 }
 
 const HOST = '\\*?[a-z0-9.-]+';
@@ -136,9 +143,28 @@ const GATEWAY_LINES = [
   /^ {2}timeout server \d+ms$/,
 ];
 
-/** Every line of the Gateway part follows the template's grammar. */
+const BACKEND = 'gw_[a-z0-9.-]+_[a-z0-9.-]+_\\d+_\\d+|gwr_\\d+|gateway_500';
+const PATH = "/[A-Za-z0-9\\-._~!$&()*+,;=:@%/]*";
+/** A map entry of a Gateway bind: `[<listener>@][host]/path` and a backend. */
+const MAP_ENTRY = new RegExp(`^(\\d+@)?([a-z0-9.-]+)?${PATH} (${BACKEND})$`);
+const MAP_LOOKUP = /^ {2}use_backend %\[var\(txn\.(gwhostpath|gwpath)\),(map|map_beg)\((\/\S+\/gateway-\d+-(host|path)-(exact|prefix)\.map)\)\] if \{ var\(txn\.\1\),\2\(\3\) -m found \}$/;
+const KEY_LINES = [
+  /^ {2}http-request set-var\(txn\.path\) path$/,
+  /^ {2}http-request set-var\(txn\.gwpath\) (var\(txn\.path\)|var\(txn\.gwl\),concat\(@,txn\.path,\))$/,
+  /^ {2}http-request set-var\(txn\.gwhostpath\) (var\(txn\.gwl\),concat\(@,txn\.host,\)|var\(txn\.host\)),concat\(,txn\.path,\)$/,
+];
+
+/** Every line of the Gateway part follows the template's grammar, and so does every entry of its maps. */
 function expectGatewayGrammar(out: RenderSuccess): void {
+  for (const [name, text] of Object.entries(gatewayMaps(out))) {
+    expect(name).toMatch(/^gateway-\d+-(host|path)-(exact|prefix)\.map$/);
+    for (const entry of text.split('\n')) if (entry !== '') expect(entry, `${name}: ${entry}`).toMatch(MAP_ENTRY);
+  }
   for (const line of out.haproxyConfig.split('\n')) {
+    if (/txn\.gw(host)?path/.test(line)) {
+      expect(MAP_LOOKUP.test(line) || KEY_LINES.some((k) => k.test(line)), line).toBe(true);
+      continue;
+    }
     if (line.includes('x-haptic')) expect(line, line).toMatch(/^ {2}http-request (deny status 508 .* if \{ req\.hdr\(x-haptic-loop\) -m str [0-9a-f]+ \}|add-header x-haptic-loop [0-9a-f]+)$/);
     const use = /^ {2}use_backend (gw_[a-z0-9.-]+_[a-z0-9.-]+_\d+_\d+|gwr_\d+|gateway_500)( if (.*))?$/.exec(line);
     if (use !== null) {
@@ -170,7 +196,9 @@ describe('fuzzing every user-controlled field of HTTPRoute and Gateway', () => {
 
   it('never fails a render for object data, and leaves the good route exactly as without neighbours', () => {
     const expected = goodRoute(good);
-    expect(expected).toHaveLength(2);
+    // Its frontend and backend, and its map entries: the exact half and the prefix of /app.
+    expect(expected).toHaveLength(4);
+    expect(expected).toContain("gateway-N-host-prefix.map: good.example.com/app/ gw_shop_good_0_0");
     fc.assert(
       fc.property(neighbours, (objects) => {
         const out = succeed(renderObjects(set, [...GOOD, ...objects]));
@@ -192,7 +220,10 @@ describe('fuzzing every user-controlled field of HTTPRoute and Gateway', () => {
   it('generates neighbours that do reach the config, so the grammar property is not checking empty renders', () => {
     // A fixed sample: the share is a property of the generators, not of one run's luck.
     const sample = fc.sample(neighbours, { numRuns: 200, seed: 18 });
-    const routed = sample.filter((objects) => /use_backend (gw_evil_|gateway_500|gwr_)/.test(succeed(renderObjects(set, [...GOOD, ...objects])).haproxyConfig)).length;
+    const routed = sample.filter((objects) => {
+      const out = succeed(renderObjects(set, [...GOOD, ...objects]));
+      return /use_backend (gw_evil_|gateway_500|gwr_)/.test(out.haproxyConfig) || Object.values(gatewayMaps(out)).some((text) => / (gw_evil_|gateway_500|gwr_)/.test(text));
+    }).length;
     expect(routed).toBeGreaterThan(15);
   });
 });

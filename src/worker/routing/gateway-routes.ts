@@ -1,0 +1,57 @@
+// The routes of one Gateway bind through the route table (route-table.ts): its match lines in
+// the spec's precedence order (gateway-lines.ts), split into map entries for the lines that
+// need only a hostname and path and send every request to one target (a backend, a redirect or
+// the 500 backend), and ordered rules for the rest (method, header and query parameter matches,
+// weighted shares, wildcard hostnames), placed so a request takes the line it would take if
+// every line were a rule. Map keys are those of Ingress routes, with the listener's `<index>@`
+// in front on a bind with several listeners (the frontend builds its lookup keys the same way).
+import { compareCandidates, hasConditions, lineOf, type LineCandidate } from './gateway-lines.js';
+import type { GatewayMatchLine, GatewayRedirect, GatewayRouteMaps } from './gateway-model.js';
+import { normalizePrefix } from './gateway-backends.js';
+import { claimTables, planRoutes, type PlannedRoute, type TableRoute } from './route-table.js';
+
+export interface FrontendRoutes {
+  readonly maps: GatewayRouteMaps;
+  /** Rules after the host maps, before the host-less maps. */
+  readonly lines: readonly GatewayMatchLine[];
+  /** Rules after the host-less maps. */
+  readonly lateLines: readonly GatewayMatchLine[];
+}
+
+interface Planned extends PlannedRoute, TableRoute {
+  readonly scope: string;
+  readonly line: GatewayMatchLine;
+}
+
+/** The routes of the bind whose map files start with `mapPrefix`; sorts `candidates` in precedence order. */
+export function frontendRoutes(mapPrefix: string, candidates: LineCandidate[], redirect: (r: Omit<GatewayRedirect, 'name'>) => string): FrontendRoutes {
+  candidates.sort(compareCandidates);
+  const planned = candidates.map((candidate): Planned => {
+    const line = lineOf(candidate, redirect);
+    const path = candidate.match.path;
+    const exact = path?.type === 'Exact';
+    return {
+      host: candidate.hostname,
+      group: `${candidate.listenerKey}\0${candidate.hostname}`,
+      conditional: hasConditions(candidate.match) || line.targets.length !== 1,
+      path: exact ? (path?.value ?? '/') : normalizePrefix(path?.value),
+      exact,
+      backend: line.targets[0]?.backend ?? '',
+      scope: candidate.listenerKey,
+      line,
+    };
+  });
+  const plan = planRoutes(planned);
+  const tables = claimTables(plan.mapped, undefined, (route) => route.scope);
+  const map = (file: string, entries: GatewayRouteMaps['hostExact']['entries']): GatewayRouteMaps['hostExact'] => ({ name: `${mapPrefix}${file}`, entries });
+  return {
+    maps: {
+      hostExact: map('host-exact.map', tables.hostExact),
+      hostPrefix: map('host-prefix.map', tables.hostPrefix),
+      pathExact: map('path-exact.map', tables.pathExact),
+      pathPrefix: map('path-prefix.map', tables.pathPrefix),
+    },
+    lines: plan.early.map((route) => route.line),
+    lateLines: plan.late.map((route) => route.line),
+  };
+}
