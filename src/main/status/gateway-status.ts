@@ -1,0 +1,137 @@
+// GatewayStatus (leader only): writes the Gateway API status of each render (template.rendered's
+// `gatewayStatus`) through a GatewayStatusWriter, and marks Gateways Programmed once a deployment
+// of a render that programmed them succeeded (deployment.completed). Changes of these objects
+// that trigger no render (status written by another controller or replica, see watcher.ts) are
+// picked up from the store's change log. It never delays a render or a deploy: it only reads
+// events. Its status stays when the controller stops: HAProxy keeps serving the last config.
+// Subscribes (in start, leader-only): template.rendered, deployment.completed
+// Publishes: nothing (writes status on the API server)
+import { isIP } from 'node:net';
+import type { Logger } from 'pino';
+import type { KubeObject } from '../../worker/protocol.js';
+import type { EventBus } from '../bus/event-bus.js';
+import { deferred, type Deferred } from '../core/async.js';
+import { every, type Clock } from '../core/clock.js';
+import type { ControllerEvent } from '../events/events.js';
+import type { StoreProvider } from '../stores/store-provider.js';
+import type { GatewayAddress } from './gateway-status-body.js';
+import type { GatewayStatusApi, GatewayStatusKind } from './gateway-status-api.js';
+import { GatewayStatusWriter } from './gateway-status-writer.js';
+import type { LoadBalancerIngress } from './load-balancer-addresses.js';
+import type { StatusWriterStats } from './paced-status-writer.js';
+
+export interface GatewayStatusOptions {
+  readonly bus: EventBus<ControllerEvent>;
+  readonly stores: StoreProvider;
+  readonly api: GatewayStatusApi;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** @default 'haptic-reconciler.io/gateway-controller' */
+  readonly controllerName?: string;
+  /** Where listeners bind when a Gateway names no address (the template value `bindAddress`). @default '*' */
+  readonly bindAddress?: string;
+  /** Addresses published for a wildcard bind (`--publish-address`). */
+  readonly publishedAddresses?: readonly LoadBalancerIngress[];
+  /** @default 20 */
+  readonly writesPerSecond?: number;
+  /** How often changes in the store are looked at between renders. @default 5000 */
+  readonly recheckMs?: number;
+}
+
+/** The stores of the kinds whose status is written. */
+const STORES: Readonly<Record<GatewayStatusKind, string>> = { GatewayClass: 'gatewayclasses', Gateway: 'gateways', HTTPRoute: 'httproutes' };
+const WILDCARD = new Set(['', '*', '0.0.0.0', '::']);
+
+export class GatewayStatus {
+  readonly #options: GatewayStatusOptions;
+  readonly #logger: Logger;
+  #ready: Deferred<void> = deferred<void>();
+  #writer: GatewayStatusWriter | undefined;
+  #ended = { writes: 0, failures: 0, forbidden: 0 };
+
+  constructor(options: GatewayStatusOptions) {
+    this.#options = options;
+    this.#logger = options.logger.child({ component: 'gateway-status' });
+  }
+
+  whenReady(): Promise<void> {
+    return this.#ready.promise;
+  }
+
+  /** Totals over every term; `queued` is the current term's. */
+  get stats(): StatusWriterStats {
+    const current = this.#writer?.stats ?? { writes: 0, failures: 0, forbidden: 0, queued: 0 };
+    return { writes: this.#ended.writes + current.writes, failures: this.#ended.failures + current.failures, forbidden: this.#ended.forbidden + current.forbidden, queued: current.queued };
+  }
+
+  async start(term: AbortSignal): Promise<void> {
+    const { bus, stores, clock } = this.#options;
+    const storeOf = (kind: GatewayStatusKind) => (stores.has(STORES[kind]) ? stores.store(STORES[kind]) : undefined);
+    const writer = new GatewayStatusWriter({
+      api: this.#options.api,
+      lookup: (kind, key) => storeOf(kind)?.get(key),
+      routeKeys: () => storeOf('HTTPRoute')?.keys() ?? [],
+      controllerName: this.#options.controllerName ?? 'haptic-reconciler.io/gateway-controller',
+      addresses: gatewayAddresses(this.#options.bindAddress ?? '*', this.#options.publishedAddresses ?? []),
+      clock,
+      logger: this.#logger,
+      ...(this.#options.writesPerSecond === undefined ? {} : { writesPerSecond: this.#options.writesPerSecond }),
+    });
+    this.#writer = writer;
+    const subscription = bus.subscribe('gateway-status', {
+      types: ['template.rendered', 'deployment.completed'],
+      leaderOnly: true,
+      bufferSize: 64,
+      merge: (last, incoming) => (last.type === 'template.rendered' && incoming.type === 'template.rendered' ? 'replace' : 'append'),
+    });
+    const running = writer.run(term);
+    const kinds = Object.entries(STORES) as [GatewayStatusKind, string][];
+    let seen = stores.version;
+    const recheck = (): void => {
+      const changes = stores.changesSince(seen);
+      seen = changes.toVersion;
+      for (const [kind, store] of kinds) {
+        if (changes.kind === 'full') writer.recheck(kind, storeOf(kind)?.keys() ?? []);
+        else writer.recheck(kind, changes.changes.filter((change) => change.store === store).map((change) => change.key));
+      }
+    };
+    const stopTicking = every(clock, this.#options.recheckMs ?? 5000, recheck, { unref: true });
+    this.#ready.resolve();
+    try {
+      for (;;) {
+        const event = await subscription.next(term);
+        if (event === undefined) break;
+        if (event.type === 'template.rendered') {
+          recheck();
+          writer.setReport(event.gatewayStatus, event.checksum);
+        } else if (event.type === 'deployment.completed' && event.outcome === 'success') {
+          writer.deployed(event.checksum);
+        }
+      }
+    } finally {
+      stopTicking();
+      subscription.close();
+      this.#ready = deferred<void>();
+      await running.catch(() => undefined);
+      const { writes, failures, forbidden } = writer.stats;
+      this.#ended = { writes: this.#ended.writes + writes, failures: this.#ended.failures + failures, forbidden: this.#ended.forbidden + forbidden };
+      this.#writer = undefined;
+    }
+  }
+}
+
+/**
+ * The addresses of a programmed Gateway: its requested IPAddress, else the bind address when it
+ * is one address, else the published addresses (a wildcard bind answers wherever it is reached).
+ */
+export function gatewayAddresses(bindAddress: string, published: readonly LoadBalancerIngress[]): (gateway: KubeObject) => GatewayAddress[] {
+  const fallback: GatewayAddress[] =
+    !WILDCARD.has(bindAddress) && isIP(bindAddress) !== 0
+      ? [{ type: 'IPAddress', value: bindAddress }]
+      : published.map((a) => (a.ip !== undefined ? { type: 'IPAddress' as const, value: a.ip } : { type: 'Hostname' as const, value: a.hostname ?? '' })).filter((a) => a.value !== '');
+  return (gateway) => {
+    const requested = ((gateway.spec as { addresses?: unknown } | undefined)?.addresses ?? []) as { type?: unknown; value?: unknown }[];
+    const ip = Array.isArray(requested) ? requested.find((a) => (a.type ?? 'IPAddress') === 'IPAddress' && typeof a.value === 'string') : undefined;
+    return ip === undefined ? fallback : [{ type: 'IPAddress', value: ip.value as string }];
+  };
+}
