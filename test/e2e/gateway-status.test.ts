@@ -211,5 +211,7 @@ describe.skipIf(SKIP_HAPROXY)('run --kubeconfig --haproxy: Gateway API status', 
     await eventually(() => routeLatest(`${INFRA}/observed-generation-bump`), 'the other route status at its new generation', 30_000);
     await threeInARow(ports.same, 'example.com', 'v3');
     expect(await metric('haptic_reconciliations_total{outcome="success"}')).toBe(renders + 2);
+    await eventually(async () => (await metric('haptic_gateway_status_writes_total{outcome="ok"}')) === api.statusWrites.length, 'every status write the server took counted');
+    expect(await metric('haptic_gateway_status_writes_total{outcome="failed"}')).toBe(0);
   });
 });
