@@ -5,7 +5,7 @@
 // (add a listener, remove one), reproduced: after a spec change every condition's
 // observedGeneration follows the new generation, the listeners in status follow the spec, and
 // real requests follow the binds. A case passes after 3 matching answers in a row, as upstream's.
-// The leader's own status writes never cause a render.
+// The leader's own status writes never cause a render; on SIGTERM it withdraws Programmed.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -213,5 +213,17 @@ describe.skipIf(SKIP_HAPROXY)('run --kubeconfig --haproxy: Gateway API status', 
     expect(await metric('haptic_reconciliations_total{outcome="success"}')).toBe(renders + 2);
     await eventually(async () => (await metric('haptic_gateway_status_writes_total{outcome="ok"}')) === api.statusWrites.length, 'every status write the server took counted');
     expect(await metric('haptic_gateway_status_writes_total{outcome="failed"}')).toBe(0);
+  });
+
+  it('on SIGTERM its Gateways are no longer Programmed and hold no addresses, since its HAProxy stops with it', async () => {
+    const { code } = await controller.stop('SIGTERM');
+    expect(code).toBe(0);
+    for (const name of ['same-namespace', 'gateway-modify']) {
+      const gw = conditions('Gateway', `${INFRA}/${name}`);
+      expect(gw.find((c) => c.type === 'Programmed'), name).toMatchObject({ status: 'False', reason: 'Pending', observedGeneration: generation('Gateway', `${INFRA}/${name}`) });
+      expect(gw.find((c) => c.type === 'Accepted'), name).toMatchObject({ status: 'True' });
+      expect(status('Gateway', `${INFRA}/${name}`).addresses, name).toEqual([]);
+    }
+    expect(await answer(ports.beta, 'data.test.com')).toBe('refused');
   });
 });

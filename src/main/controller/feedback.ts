@@ -78,6 +78,8 @@ export function attachFeedback(engine: Engine, kubeConfig: KubeConfig, options: 
       ...(options.gateway?.bindAddress === undefined ? {} : { bindAddress: options.gateway.bindAddress }),
       ...(options.publishAddress === undefined ? {} : { publishedAddresses: parsePublishAddresses(options.publishAddress) }),
       ...(options.statusWritesPerSecond === undefined ? {} : { writesPerSecond: options.statusWritesPerSecond }),
+      ...(options.updateStatusOnShutdown === undefined ? {} : { updateStatusOnShutdown: options.updateStatusOnShutdown }),
+      stopping: () => engine.stopping,
     });
     engine.addLeaderComponent(attached.gatewayStatus);
   }

@@ -143,6 +143,27 @@ export class GatewayStatusWriter {
     return this.#paced.run(signal);
   }
 
+  /**
+   * Nothing is served any more (the controller stops for good): every Gateway of the latest
+   * render that holds Programmed=True gets Programmed=False, Pending, and no addresses, paced,
+   * until done or `signal` aborts. Resolves with the Gateways written.
+   */
+  async withdraw(signal: AbortSignal): Promise<number> {
+    this.#served = new Set();
+    let written = 0;
+    for (const key of this.#gateways.keys()) {
+      if (signal.aborted) break;
+      const wanted = this.#wanted(`Gateway:${key}`);
+      if (wanted === undefined) continue;
+      try {
+        if ((await this.#paced.writeNow(`Gateway:${key}`, wanted, signal)) === 'ok') written++;
+      } catch {
+        if (signal.aborted) break;
+      }
+    }
+    return written;
+  }
+
   #wanted(queueKey: string): Wanted | undefined {
     const colon = queueKey.indexOf(':');
     const kind = queueKey.slice(0, colon) as GatewayStatusKind;

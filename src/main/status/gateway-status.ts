@@ -3,7 +3,9 @@
 // of a render that programmed them succeeded (deployment.completed). Changes of these objects
 // that trigger no render (status written by another controller or replica, see watcher.ts) are
 // picked up from the store's change log. It never delays a render or a deploy: it only reads
-// events. Its status stays when the controller stops: HAProxy keeps serving the last config.
+// events. When the controller stops for good (`updateStatusOnShutdown`, and the engine is stopping
+// rather than handing leadership over), its Gateways become Programmed=False, Pending, without
+// addresses, within a short deadline; a replica that takes over programs them again.
 // Subscribes (in start, leader-only): template.rendered, deployment.completed
 // Publishes: nothing (writes status on the API server)
 import { isIP } from 'node:net';
@@ -36,6 +38,12 @@ export interface GatewayStatusOptions {
   readonly writesPerSecond?: number;
   /** How often changes in the store are looked at between renders. @default 5000 */
   readonly recheckMs?: number;
+  /** Withdraw Programmed when the controller stops for good. @default true */
+  readonly updateStatusOnShutdown?: boolean;
+  /** Whether the controller is stopping (not merely losing leadership). @default never */
+  readonly stopping?: () => boolean;
+  /** Most time spent withdrawing on shutdown. @default 3000 */
+  readonly shutdownMs?: number;
 }
 
 /** The stores of the kinds whose status is written. */
@@ -48,6 +56,8 @@ export class GatewayStatus {
   #ready: Deferred<void> = deferred<void>();
   #writer: GatewayStatusWriter | undefined;
   #ended = { writes: 0, failures: 0, forbidden: 0 };
+  /** Gateways set to Programmed=False when the controller stopped for good. */
+  withdrawn = 0;
 
   constructor(options: GatewayStatusOptions) {
     this.#options = options;
@@ -113,9 +123,22 @@ export class GatewayStatus {
       subscription.close();
       this.#ready = deferred<void>();
       await running.catch(() => undefined);
+      if ((this.#options.updateStatusOnShutdown ?? true) && (this.#options.stopping?.() ?? false)) await this.#withdraw(writer);
       const { writes, failures, forbidden } = writer.stats;
       this.#ended = { writes: this.#ended.writes + writes, failures: this.#ended.failures + failures, forbidden: this.#ended.forbidden + forbidden };
       this.#writer = undefined;
+    }
+  }
+
+  async #withdraw(writer: GatewayStatusWriter): Promise<void> {
+    const { clock } = this.#options;
+    const deadline = new AbortController();
+    const timer = clock.setTimeout(() => deadline.abort(new Error('shutdown deadline')), this.#options.shutdownMs ?? 3000, { unref: true });
+    try {
+      this.withdrawn = await writer.withdraw(deadline.signal);
+      this.#logger.info({ gateways: this.withdrawn, timedOut: deadline.signal.aborted }, 'stopping: Gateways no longer Programmed');
+    } finally {
+      clock.clearTimeout(timer);
     }
   }
 }

@@ -4,7 +4,8 @@
 // status subresource, with the object's generation in every condition; a Gateway is Programmed
 // (with its addresses) only once the deployment of a render that programmed it succeeded; it
 // writes only what changed, keeps lastTransitionTime while a condition's status stays, keeps
-// other controllers' route parents, is paced, warns once on a 403; a follower writes nothing.
+// other controllers' route parents, is paced, warns once on a 403; a follower writes nothing; it
+// withdraws Programmed when the controller stops for good.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,7 +94,7 @@ async function harness(options: Options = {}) {
   }
   const target = new FakeDeployTarget({ clock, reloadMs: options.reloadMs ?? 0 });
   engine.addLeaderComponent(new Deployer({ bus: engine.bus, target, clock, logger: silentLogger(), minDeploymentIntervalMs: 0, awaitGateVerdict: false }));
-  const status = new GatewayStatus({ bus: engine.bus, stores: engine.stores, api: apis.gatewayStatus, clock, logger: options.logger ?? silentLogger(), bindAddress: '192.0.2.1' });
+  const status = new GatewayStatus({ bus: engine.bus, stores: engine.stores, api: apis.gatewayStatus, clock, logger: options.logger ?? silentLogger(), bindAddress: '192.0.2.1', stopping: () => engine.stopping });
   engine.addLeaderComponent(status);
   const stop = new AbortController();
   const running = engine.start(stop.signal);
@@ -148,6 +149,20 @@ describe('GatewayStatus', () => {
     // Status writes never bump a generation.
     expect(api.get(PATHS.Gateway as string, 'shop/edge')?.metadata.generation).toBe(1);
     await h.close();
+  });
+
+  it('withdraws Programmed and the addresses of its Gateways when the controller stops for good, leaving the other conditions', async () => {
+    const h = await harness();
+    await drive(clock, apis, () => gatewayProgrammed() && parentsOf('shop/web').length === 1 && apis.inFlight() === 0);
+    h.syncBack();
+    await h.close();
+    expect(h.status.withdrawn).toBe(1);
+    const gw = statusOf('Gateway', 'shop/edge') as { conditions: Condition[]; listeners: { conditions: Condition[] }[]; addresses: unknown[] };
+    expect(condition(gw.conditions, 'Programmed')).toMatchObject({ status: 'False', reason: 'Pending', observedGeneration: 1 });
+    expect(condition(gw.listeners[0]?.conditions ?? [], 'Programmed')).toMatchObject({ status: 'False', reason: 'Pending' });
+    expect(condition(gw.conditions, 'Accepted')).toMatchObject({ status: 'True' });
+    expect(gw.addresses).toEqual([]);
+    expect(parentsOf('shop/web')).toHaveLength(1);
   });
 
   it('writes only what changed: a render that changes nothing writes nothing; a generation bump moves observedGeneration and keeps lastTransitionTime', async () => {
@@ -213,7 +228,12 @@ describe('GatewayStatus', () => {
     expect((times.at(-1) ?? 0) - (times[0] ?? 0)).toBeGreaterThanOrEqual(((times.length - 20) / 20) * 1000 - 50);
     expect((statusOf('Gateway', 'shop/edge').listeners as { attachedRoutes: number }[])[0]?.attachedRoutes).toBe(201);
     for (const r of routes) expect(writesTo('HTTPRoute', `shop/${r.metadata.name}`)).toBe(1);
-    await h.close();
+    // Stopping withdraws Programmed through the same (now empty) bucket: time has to move.
+    let closed = false;
+    const closing = h.close().then(() => (closed = true));
+    await drive(clock, apis, () => closed);
+    await closing;
+    expect(h.status.withdrawn).toBe(1);
   });
 
   it('writes nothing on a follower', async () => {
