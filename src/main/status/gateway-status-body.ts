@@ -153,6 +153,29 @@ export function routeParents(report: RouteStatus | undefined, object: KubeObject
   return [...others, ...ours];
 }
 
+/**
+ * The parents of a route the object checks rejected as a whole: each parentRef naming one of our
+ * Gateways (`gateways`: their `namespace/name`) gets Accepted=False, UnsupportedValue, with the
+ * rejection's reason. The refs are read from the stored object, so each field is checked here.
+ */
+export function rejectedRoute(route: KubeObject, reason: string, gateways: ReadonlySet<string>): RouteStatus {
+  const ns = route.metadata.namespace ?? '';
+  const refs = asArray((route.spec as { parentRefs?: unknown } | undefined)?.parentRefs);
+  const parents: RouteStatus['parents'][number][] = [];
+  for (const ref of refs.slice(0, MAX_PARENTS)) {
+    if (!isRecord(ref) || typeof ref.name !== 'string' || (ref.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (ref.kind ?? 'Gateway') !== 'Gateway') continue;
+    const gateway = `${typeof ref.namespace === 'string' ? ref.namespace : ns}/${ref.name}`;
+    if (!gateways.has(gateway)) continue;
+    parents.push({
+      gateway,
+      sectionName: typeof ref.sectionName === 'string' ? ref.sectionName : undefined,
+      port: Number.isInteger(ref.port) ? (ref.port as number) : undefined,
+      conditions: [{ type: 'Accepted', status: 'False', reason: 'UnsupportedValue', message: reason }],
+    });
+  }
+  return { namespace: ns, name: route.metadata.name, generation: generationOf(route), parents };
+}
+
 /** Whether `route` holds entries of ours in `status.parents`. */
 export function hasOurParents(route: KubeObject | undefined, controllerName: string): boolean {
   return asArray(statusOf(route).parents).some((p) => isRecord(p) && p.controllerName === controllerName);

@@ -18,6 +18,7 @@ import {
   generationOf,
   hasOurParents,
   programmedIn,
+  rejectedRoute,
   routeParents,
   statusOf,
   statusText,
@@ -57,6 +58,8 @@ export class GatewayStatusWriter {
   #classes = new Map<string, GatewayClassStatus>();
   #gateways = new Map<string, GatewayStatus>();
   #routes = new Map<string, RouteStatus>();
+  /** HTTPRoutes the object checks rejected as a whole, by `namespace/name`: their reason. */
+  #rejected: ReadonlyMap<string, string> = new Map();
   /** The JSON of each entry of the latest report, by queue key: what changed between renders. */
   #entries = new Map<string, string>();
   /** Checksum -> the served keys of that render (see programmedIn). */
@@ -87,8 +90,11 @@ export class GatewayStatusWriter {
     return this.#paced.stats;
   }
 
-  /** The acceptance results of a render (undefined: none of its GatewayClasses is ours) and its checksum. */
-  setReport(report: GatewayStatusReport | undefined, checksum: string): void {
+  /**
+   * The acceptance results of a render (undefined: none of its GatewayClasses is ours), its
+   * checksum, and the HTTPRoutes it rejected as a whole (`namespace/name` -> reason).
+   */
+  setReport(report: GatewayStatusReport | undefined, checksum: string, rejected: ReadonlyMap<string, string> = new Map()): void {
     const gateways = report?.gateways ?? [];
     this.#recent.delete(checksum);
     this.#recent.set(checksum, programmedIn(gateways));
@@ -105,6 +111,8 @@ export class GatewayStatusWriter {
     for (const [key, entry] of this.#classes) add(`GatewayClass:${key}`, entry);
     for (const [key, entry] of this.#gateways) add(`Gateway:${key}`, entry);
     for (const [key, entry] of this.#routes) add(`HTTPRoute:${key}`, entry);
+    this.#rejected = rejected;
+    for (const [key, reason] of rejected) if (!this.#routes.has(key)) add(`HTTPRoute:${key}`, { rejected: reason });
     for (const key of this.#entries.keys()) if (!entries.has(key)) this.#paced.add(key);
     this.#entries = entries;
     if (this.#scanPending) {
@@ -188,7 +196,8 @@ export class GatewayStatusWriter {
       if (entry === undefined || entry.generation !== generation) return undefined;
       status = gatewayStatus({ report: entry, object, served: this.#served, addresses: this.#options.addresses(stored), now });
     } else {
-      const entry = this.#routes.get(key);
+      const reason = this.#rejected.get(key);
+      const entry = this.#routes.get(key) ?? (reason === undefined ? undefined : rejectedRoute(stored, reason, new Set(this.#gateways.keys())));
       if (entry !== undefined && entry.generation !== generation) return undefined;
       if (entry === undefined && !hasOurParents(object, this.#options.controllerName)) return undefined;
       status = { parents: routeParents(entry, object, this.#options.controllerName, now) };

@@ -10,7 +10,7 @@
 // Publishes: nothing (writes status on the API server)
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
-import type { KubeObject } from '../../worker/protocol.js';
+import type { KubeObject, Rejection } from '../../worker/protocol.js';
 import type { EventBus } from '../bus/event-bus.js';
 import { deferred, type Deferred } from '../core/async.js';
 import { every, type Clock } from '../core/clock.js';
@@ -113,7 +113,7 @@ export class GatewayStatus {
         if (event === undefined) break;
         if (event.type === 'template.rendered') {
           recheck();
-          writer.setReport(event.gatewayStatus, event.checksum);
+          writer.setReport(event.gatewayStatus, event.checksum, rejectedRoutes(event.rejections));
         } else if (event.type === 'deployment.completed' && event.outcome === 'success') {
           writer.deployed(event.checksum);
         }
@@ -141,6 +141,13 @@ export class GatewayStatus {
       clock.clearTimeout(timer);
     }
   }
+}
+
+/** The HTTPRoutes a render's object checks rejected as a whole, by `namespace/name`, with the reason. */
+export function rejectedRoutes(rejections: readonly Rejection[] | undefined): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const r of rejections ?? []) if (r.kind === 'HTTPRoute' && (r.scope === 'object' || r.wholeObject === true) && !out.has(`${r.namespace}/${r.name}`)) out.set(`${r.namespace}/${r.name}`, r.reason);
+  return out;
 }
 
 /**

@@ -165,6 +165,22 @@ describe('GatewayStatus', () => {
     expect(parentsOf('shop/web')).toHaveLength(1);
   });
 
+  it('gives a route its checks rejected as a whole Accepted=False with the reason, on each parent of ours, and nothing for a parent that is not ours', async () => {
+    const bad = httpRoute('shop', 'bad', { parentRefs: [{ name: 'edge', sectionName: 'http' }, { name: 'elsewhere' }], hostnames: ['not a host!'], rules: [{ backendRefs: [ref('web')] }] });
+    const h = await harness({ objects: [...cluster(), bad] });
+    await drive(clock, apis, () => parentsOf('shop/bad').length === 1 && gatewayProgrammed() && apis.inFlight() === 0);
+    expect(parentsOf('shop/bad')).toEqual([
+      {
+        parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'shop', name: 'edge', sectionName: 'http' },
+        controllerName: CONTROLLER,
+        conditions: [expect.objectContaining({ type: 'Accepted', status: 'False', reason: 'UnsupportedValue', observedGeneration: 1, message: expect.stringContaining('spec.hostnames[0]') })],
+      },
+    ]);
+    // The good route beside it is served and accepted.
+    expect(parentsOf('shop/web')[0]?.conditions[0]).toMatchObject({ type: 'Accepted', status: 'True' });
+    await h.close();
+  });
+
   it('writes only what changed: a render that changes nothing writes nothing; a generation bump moves observedGeneration and keeps lastTransitionTime', async () => {
     const h = await harness();
     await drive(clock, apis, () => gatewayProgrammed() && parentsOf('shop/web').length === 1 && apis.inFlight() === 0);
