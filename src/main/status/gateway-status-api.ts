@@ -22,9 +22,15 @@ export interface GatewayStatusWrite {
   readonly resourceVersion?: string | undefined;
 }
 
+export interface GatewayStatusReply {
+  readonly status: number;
+  /** The object's resourceVersion after a successful write. */
+  readonly resourceVersion?: string | undefined;
+}
+
 export interface GatewayStatusApi {
   /** Resolves with the HTTP status; rejects when the server could not be reached. */
-  writeStatus(write: GatewayStatusWrite, signal: AbortSignal): Promise<number>;
+  writeStatus(write: GatewayStatusWrite, signal: AbortSignal): Promise<GatewayStatusReply>;
 }
 
 /** The status subresource path of an object. */
@@ -39,7 +45,8 @@ export function kubeGatewayStatusApi(kubeConfig: KubeConfig, timeoutMs = 10_000)
     async writeStatus(write, signal) {
       const body = { ...(write.resourceVersion === undefined ? {} : { metadata: { resourceVersion: write.resourceVersion } }), status: write.status };
       const response = await kubeRequest(kubeConfig, { method: 'PATCH', path: gatewayStatusPath(write.kind, write.namespace, write.name), body, signal, idleTimeoutMs: timeoutMs });
-      return response.status;
+      const version = (response.body as { metadata?: { resourceVersion?: unknown } } | null | undefined)?.metadata?.resourceVersion;
+      return { status: response.status, resourceVersion: typeof version === 'string' ? version : undefined };
     },
   };
 }

@@ -66,7 +66,9 @@ export class GatewayStatusWriter {
   readonly #recent = new Map<string, ReadonlySet<string>>();
   #served: ReadonlySet<string> = new Set();
   /** What this writer last wrote, by queue key (the store sees our own writes come back later). */
-  readonly #written = new Map<string, { readonly text: string; readonly status: Readonly<Record<string, unknown>> }>();
+  readonly #written = new Map<string, { readonly text: string; readonly status: Readonly<Record<string, unknown>>; readonly resourceVersion: string | undefined }>();
+  /** The resourceVersion a write in flight left, until `written` keeps it with the write. */
+  readonly #versions = new Map<string, string | undefined>();
   #scanPending = true;
 
   constructor(options: GatewayStatusWriterOptions) {
@@ -76,8 +78,15 @@ export class GatewayStatusWriter {
       field: 'object',
       permission: 'gatewayclasses/status, gateways/status and httproutes/status (gateway.networking.k8s.io)',
       wanted: (key) => this.#wanted(key),
-      send: (_key, write, signal) => options.api.writeStatus(write, signal),
-      written: (key, write) => this.#written.set(key, { text: write.text, status: write.status }),
+      send: async (key, write, signal) => {
+        const reply = await options.api.writeStatus(write, signal);
+        if (reply.status >= 200 && reply.status < 300) this.#versions.set(key, reply.resourceVersion);
+        return reply.status;
+      },
+      written: (key, write) => {
+        this.#written.set(key, { text: write.text, status: write.status, resourceVersion: this.#versions.get(key) });
+        this.#versions.delete(key);
+      },
       gone: (key) => this.#written.delete(key),
       bucket: new TokenBucket(options.clock, { ratePerSecond: options.writesPerSecond ?? 20 }),
       clock: options.clock,
@@ -212,10 +221,14 @@ export class GatewayStatusWriter {
       name: key.slice(slash + 1),
       status,
       // Other controllers' parent entries are copied into the write: only onto the version read.
-      ...(kind === 'HTTPRoute' && typeof stored.metadata.resourceVersion === 'string' ? { resourceVersion: stored.metadata.resourceVersion } : {}),
+      ...(kind === 'HTTPRoute' ? versionOf(ownWrite?.resourceVersion ?? stored.metadata.resourceVersion) : {}),
       text,
     };
   }
+}
+
+function versionOf(version: unknown): { resourceVersion?: string } {
+  return typeof version === 'string' && version !== '' ? { resourceVersion: version } : {};
 }
 
 function gatewayOf(servedKey: string): string {

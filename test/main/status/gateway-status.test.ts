@@ -62,6 +62,8 @@ const follower: Elector = {
 
 interface Options {
   readonly objects?: KubeObject[];
+  /** Put in the store as given, not written to the API server (a store behind the server). */
+  readonly storeOnly?: KubeObject[];
   readonly elector?: Elector;
   readonly reloadMs?: number;
   readonly logger?: ReturnType<typeof silentLogger>;
@@ -92,6 +94,7 @@ async function harness(options: Options = {}) {
     const path = PATHS[object.kind ?? ''];
     engine.stores.store(storeNameFor(object, set.stores)).upsert(path === undefined ? object : (api.upsert(path, object as FakeObject) as KubeObject));
   }
+  for (const object of options.storeOnly ?? []) engine.stores.store(storeNameFor(object, set.stores)).upsert(object);
   const target = new FakeDeployTarget({ clock, reloadMs: options.reloadMs ?? 0 });
   engine.addLeaderComponent(new Deployer({ bus: engine.bus, target, clock, logger: silentLogger(), minDeploymentIntervalMs: 0, awaitGateVerdict: false }));
   const status = new GatewayStatus({ bus: engine.bus, stores: engine.stores, api: apis.gatewayStatus, clock, logger: options.logger ?? silentLogger(), bindAddress: '192.0.2.1', stopping: () => engine.stopping });
@@ -216,6 +219,22 @@ describe('GatewayStatus', () => {
     h.apply({ ...shared, spec: { ...shared.spec as object, parentRefs: [{ name: 'other' }] } });
     await drive(clock, apis, () => parentsOf('shop/shop').length === 1 && apis.inFlight() === 0);
     expect(parentsOf('shop/shop')).toEqual([theirs]);
+    await h.close();
+  });
+
+  it("never overwrites another controller's parent entry it has not seen: a write on a stale version is refused (409) and made again on the new one", async () => {
+    const entry = (reason: string) => ({ parentRef: { name: 'other' }, controllerName: 'example.com/other', conditions: [{ type: 'Accepted', status: 'True', reason, message: '', observedGeneration: 1, lastTransitionTime: '2026-01-01T00:00:00Z' }] });
+    const shared = { ...route('shared'), status: { parents: [entry('Old')] } } as KubeObject;
+    const seen = api.upsert(PATHS.HTTPRoute as string, shared as FakeObject) as KubeObject;
+    // The other controller writes again; our store has not seen it yet.
+    api.upsert(PATHS.HTTPRoute as string, { ...seen, status: { parents: [entry('New')] } } as FakeObject);
+    const h = await harness({ storeOnly: [seen] });
+    await drive(clock, apis, () => api.statuses.includes(409) && apis.inFlight() === 0);
+    expect(parentsOf('shop/shared')).toEqual([entry('New')]);
+    h.syncBack();
+    await drive(clock, apis, () => parentsOf('shop/shared').length === 2 && apis.inFlight() === 0);
+    expect(parentsOf('shop/shared')[0]).toEqual(entry('New'));
+    expect(parentsOf('shop/shared')[1]).toMatchObject({ controllerName: CONTROLLER, parentRef: { name: 'edge' } });
     await h.close();
   });
 
