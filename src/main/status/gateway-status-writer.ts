@@ -8,7 +8,7 @@
 // render, so `observedGeneration` is always the generation the conditions were computed for.
 import type { Logger } from 'pino';
 import type { KubeObject } from '../../worker/protocol.js';
-import type { GatewayClassStatus, GatewayStatus, GatewayStatusReport, RouteStatus } from '../../worker/routing/gateway-model.js';
+import type { GatewayClassStatus, GatewayCondition, GatewayStatus, GatewayStatusReport, RouteStatus } from '../../worker/routing/gateway-model.js';
 import type { Clock } from '../core/clock.js';
 import { TokenBucket } from '../core/token-bucket.js';
 import type { BackoffOptions } from '../sources/kubernetes/backoff.js';
@@ -60,7 +60,7 @@ export class GatewayStatusWriter {
   #routes = new Map<string, RouteStatus>();
   /** HTTPRoutes the object checks rejected as a whole, by `namespace/name`: their reason. */
   #rejected: ReadonlyMap<string, string> = new Map();
-  /** The JSON of each entry of the latest report, by queue key: what changed between renders. */
+  /** The signature of each entry of the latest report, by queue key: what changed between renders. */
   #entries = new Map<string, string>();
   /** Checksum -> the served keys of that render (see programmedIn). */
   readonly #recent = new Map<string, ReadonlySet<string>>();
@@ -109,8 +109,8 @@ export class GatewayStatusWriter {
     this.#recent.set(checksum, programmedIn(gateways));
     if (this.#recent.size > RECENT_RENDERS) this.#recent.delete(this.#recent.keys().next().value as string);
     const entries = new Map<string, string>();
-    const add = (key: string, entry: unknown): void => {
-      const text = JSON.stringify(entry);
+    const add = (key: string, entry: ReportEntry): void => {
+      const text = signature(entry);
       entries.set(key, text);
       if (this.#entries.get(key) !== text) this.#paced.add(key);
     };
@@ -121,7 +121,7 @@ export class GatewayStatusWriter {
     for (const [key, entry] of this.#gateways) add(`Gateway:${key}`, entry);
     for (const [key, entry] of this.#routes) add(`HTTPRoute:${key}`, entry);
     this.#rejected = rejected;
-    for (const [key, reason] of rejected) if (!this.#routes.has(key)) add(`HTTPRoute:${key}`, { rejected: reason });
+    for (const [key, reason] of rejected) if (!this.#routes.has(key)) add(`HTTPRoute:${key}`, { generation: undefined, conditions: [{ type: 'Rejected', status: 'False', reason: 'UnsupportedValue', message: reason }] });
     for (const key of this.#entries.keys()) if (!entries.has(key)) this.#paced.add(key);
     this.#entries = entries;
     if (this.#scanPending) {
@@ -225,6 +225,26 @@ export class GatewayStatusWriter {
       text,
     };
   }
+}
+
+type ReportEntry = GatewayClassStatus | GatewayStatus | RouteStatus | { readonly generation: undefined; readonly conditions: readonly GatewayCondition[] };
+
+/**
+ * A text of a report entry that changes whenever the status made from it would: several times
+ * cheaper than JSON at 10,000 routes a render. Names are checked names; messages are quoted.
+ */
+function signature(entry: ReportEntry): string {
+  let text = `${entry.generation ?? ''}`;
+  if ('conditions' in entry) text += conditionsSignature(entry.conditions);
+  if ('listeners' in entry) for (const l of entry.listeners) text += `|${l.name}:${l.attachedRoutes}${conditionsSignature(l.conditions)}`;
+  if ('parents' in entry) for (const p of entry.parents) text += `|${p.gateway}#${p.sectionName ?? ''}:${p.port ?? ''}${conditionsSignature(p.conditions)}`;
+  return text;
+}
+
+function conditionsSignature(list: readonly GatewayCondition[]): string {
+  let text = '';
+  for (const c of list) text += `;${c.type}=${c.status}/${c.reason}/${c.message === undefined ? '' : JSON.stringify(c.message)}`;
+  return text;
 }
 
 function versionOf(version: unknown): { resourceVersion?: string } {
