@@ -1,6 +1,7 @@
 // GatewayStatus (leader only): writes the Gateway API status of each render (template.rendered's
 // `gatewayStatus`) through a GatewayStatusWriter, and marks Gateways Programmed once a deployment
-// of a render that programmed them succeeded (deployment.completed). Changes of these objects
+// of a render that programmed them succeeded (deployment.completed; in a fleet, once no reachable
+// instance is behind it). Changes of these objects
 // that trigger no render (status written by another controller or replica, see watcher.ts) are
 // picked up from the store's change log. It never delays a render or a deploy: it only reads
 // events. When the controller stops for good (`updateStatusOnShutdown`, and the engine is stopping
@@ -14,7 +15,7 @@ import type { KubeObject, Rejection } from '../../worker/protocol.js';
 import type { EventBus } from '../bus/event-bus.js';
 import { deferred, type Deferred } from '../core/async.js';
 import { every, type Clock } from '../core/clock.js';
-import type { ControllerEvent } from '../events/events.js';
+import type { ControllerEvent, EventOf } from '../events/events.js';
 import type { StoreProvider } from '../stores/store-provider.js';
 import type { GatewayAddress } from './gateway-status-body.js';
 import type { GatewayStatusApi, GatewayStatusKind } from './gateway-status-api.js';
@@ -114,7 +115,7 @@ export class GatewayStatus {
         if (event.type === 'template.rendered') {
           recheck();
           writer.setReport(event.gatewayStatus, event.checksum, rejectedRoutes(event.rejections));
-        } else if (event.type === 'deployment.completed' && event.outcome === 'success') {
+        } else if (event.type === 'deployment.completed' && fleetServes(event)) {
           writer.deployed(event.checksum);
         }
       }
@@ -141,6 +142,15 @@ export class GatewayStatus {
       clock.clearTimeout(timer);
     }
   }
+}
+
+/**
+ * Whether a deployment means the render of its checksum is served: it succeeded and, in a fleet,
+ * no reachable instance is behind it any more (every instance in sync runs that render).
+ */
+export function fleetServes(event: Pick<EventOf<'deployment.completed'>, 'outcome' | 'fleet'>): boolean {
+  if (event.outcome !== 'success') return false;
+  return event.fleet === undefined || (event.fleet.behind === 0 && event.fleet.in_sync > 0);
 }
 
 /** The HTTPRoutes a render's object checks rejected as a whole, by `namespace/name`, with the reason. */
