@@ -20,6 +20,7 @@ import {
   programmedIn,
   rejectedRoute,
   routeParents,
+  servedKey,
   statusOf,
   statusText,
   timeText,
@@ -65,6 +66,12 @@ export class GatewayStatusWriter {
   /** Checksum -> the served keys of that render (see programmedIn). */
   readonly #recent = new Map<string, ReadonlySet<string>>();
   #served: ReadonlySet<string> = new Set();
+  /**
+   * No deployment of this term has succeeded yet: what HAProxy serves is not known, and a Gateway
+   * that holds Programmed=True at its generation (a previous leader's word) keeps it meanwhile,
+   * so a change of leader does not flap Programmed.
+   */
+  #servedUnknown = true;
   /** What this writer last wrote, by queue key (the store sees our own writes come back later). */
   readonly #written = new Map<string, { readonly text: string; readonly status: Readonly<Record<string, unknown>>; readonly resourceVersion: string | undefined }>();
   /** The resourceVersion a write in flight left, until `written` keeps it with the write. */
@@ -135,6 +142,7 @@ export class GatewayStatusWriter {
   deployed(checksum: string): void {
     const served = this.#recent.get(checksum);
     if (served === undefined || served === this.#served) return;
+    this.#servedUnknown = false;
     const changed = new Set<string>();
     for (const key of served) if (!this.#served.has(key)) changed.add(gatewayOf(key));
     for (const key of this.#served) if (!served.has(key)) changed.add(gatewayOf(key));
@@ -167,6 +175,7 @@ export class GatewayStatusWriter {
    */
   async withdraw(signal: AbortSignal): Promise<number> {
     this.#served = new Set();
+    this.#servedUnknown = false;
     let written = 0;
     for (const key of this.#gateways.keys()) {
       if (signal.aborted) break;
@@ -203,7 +212,8 @@ export class GatewayStatusWriter {
     } else if (kind === 'Gateway') {
       const entry = this.#gateways.get(key);
       if (entry === undefined || entry.generation !== generation) return undefined;
-      status = gatewayStatus({ report: entry, object, served: this.#served, addresses: this.#options.addresses(stored), now });
+      const served = this.#servedUnknown ? new Set([...this.#served, ...heldProgrammed(key, stored, generation)]) : this.#served;
+      status = gatewayStatus({ report: entry, object, served, addresses: this.#options.addresses(stored), now });
     } else {
       const reason = this.#rejected.get(key);
       const entry = this.#routes.get(key) ?? (reason === undefined ? undefined : rejectedRoute(stored, reason, new Set(this.#gateways.keys())));
@@ -249,6 +259,19 @@ function conditionsSignature(list: readonly GatewayCondition[]): string {
 
 function versionOf(version: unknown): { resourceVersion?: string } {
   return typeof version === 'string' && version !== '' ? { resourceVersion: version } : {};
+}
+
+/** The served keys of a stored Gateway whose status says Programmed=True at `generation`. */
+function heldProgrammed(key: string, gateway: KubeObject, generation: number | undefined): string[] {
+  const status = statusOf(gateway);
+  const programmed = (list: unknown): boolean =>
+    Array.isArray(list) && list.some((c: { type?: unknown; status?: unknown; observedGeneration?: unknown }) => c.type === 'Programmed' && c.status === 'True' && c.observedGeneration === generation);
+  if (!programmed(status.conditions)) return [];
+  const keys = [servedKey(key, generation)];
+  for (const l of Array.isArray(status.listeners) ? (status.listeners as { name?: unknown; conditions?: unknown }[]) : []) {
+    if (typeof l.name === 'string' && programmed(l.conditions)) keys.push(servedKey(key, generation, l.name));
+  }
+  return keys;
 }
 
 function gatewayOf(servedKey: string): string {

@@ -184,6 +184,25 @@ describe('GatewayStatus', () => {
     await h.close();
   });
 
+  it('a new leader keeps the Programmed a previous leader wrote for the same generation until its own deployment, instead of flapping it', async () => {
+    const first = await harness();
+    await drive(clock, apis, () => gatewayProgrammed() && parentsOf('shop/web').length === 1 && apis.inFlight() === 0);
+    const held = ['GatewayClass:haptic', 'Gateway:shop/edge', 'HTTPRoute:shop/web'].map((at) => {
+      const [kind, key] = at.split(':') as [string, string];
+      return structuredClone(api.get(PATHS[kind] as string, key)) as KubeObject;
+    });
+    await first.close();
+    const writes = api.statusWrites.length;
+    // The handover: the status the previous leader wrote is still there (it did not stop for good).
+    const second = await harness({ objects: [...held, service('shop', 'web'), endpointSlice('shop', 'web', ['10.0.0.1'])], reloadMs: 5_000 });
+    await drive(clock, apis, () => second.target.reloads.length > 0 && apis.inFlight() === 0);
+    await clock.advance(10_000);
+    await drive(clock, apis, () => apis.inFlight() === 0);
+    expect(api.statusWrites.slice(writes)).toEqual([]);
+    expect(gatewayProgrammed()).toBe(true);
+    await second.close();
+  });
+
   it('writes only what changed: a render that changes nothing writes nothing; a generation bump moves observedGeneration and keeps lastTransitionTime', async () => {
     const h = await harness();
     await drive(clock, apis, () => gatewayProgrammed() && parentsOf('shop/web').length === 1 && apis.inFlight() === 0);
