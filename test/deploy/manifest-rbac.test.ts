@@ -149,10 +149,13 @@ describe('RBAC in deploy/kubernetes', () => {
     for (const resource of ['gatewayclasses', 'gateways', 'httproutes', 'referencegrants']) {
       for (const verb of ['get', 'list', 'watch']) expect(allowed(account, verb, 'gateway.networking.k8s.io', resource, undefined), `${verb} ${resource}`).toBe(true);
     }
+    // The leader writes them with a merge patch of the status subresource (src/main/status/gateway-status-api.ts).
     for (const resource of ['gatewayclasses/status', 'gateways/status', 'httproutes/status']) {
-      expect(allowed(account, 'update', 'gateway.networking.k8s.io', resource, undefined), `update ${resource}`).toBe(true);
+      for (const verb of ['update', 'patch']) expect(allowed(account, verb, 'gateway.networking.k8s.io', resource, undefined), `${verb} ${resource}`).toBe(true);
     }
-    expect(allowed(account, 'update', 'gateway.networking.k8s.io', 'httproutes', undefined)).toBe(false);
+    for (const resource of ['gatewayclasses', 'gateways', 'httproutes', 'referencegrants', 'referencegrants/status']) {
+      for (const verb of ['update', 'patch']) expect(allowed(account, verb, 'gateway.networking.k8s.io', resource, undefined), `${verb} ${resource}`).toBe(false);
+    }
   });
 
   it('gives the HAProxy pods no API credential at all', () => {

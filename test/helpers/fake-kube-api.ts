@@ -8,7 +8,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
-import { keyOf, leaseProblem, matches, mergePatch, parsePath, type Parsed } from './fake-kube-paths.js';
+import { CLUSTER_SCOPED, keyOf, leaseProblem, matches, mergePatch, parsePath, type Parsed } from './fake-kube-paths.js';
+import { gatewayStatusProblem, type StatusWrite } from './fake-kube-schema.js';
+
+export type { StatusWrite } from './fake-kube-schema.js';
 
 export type FakeObject = { apiVersion?: string; kind?: string; metadata: { name: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string>; [key: string]: unknown }; [key: string]: unknown };
 
@@ -18,18 +21,6 @@ export interface FakeRequestRecord {
   readonly path: string;
   readonly query: Readonly<Record<string, string>>;
   readonly watch: boolean;
-}
-
-/** Resources that exist once per cluster: a namespaced path for them is a 404, as on a real server. */
-const CLUSTER_SCOPED = new Set(['ingressclasses', 'namespaces', 'nodes', 'persistentvolumes', 'storageclasses', 'clusterroles', 'clusterrolebindings']);
-
-export interface StatusWrite {
-  readonly method: string;
-  readonly resourcePath: string;
-  /** `ns/name`. */
-  readonly key: string;
-  readonly status: unknown;
-  readonly at: number;
 }
 
 /** Where events.k8s.io/v1 Events are kept (see `events()`). */
@@ -342,6 +333,11 @@ export class FakeKubeApi {
     if (parsed.subresource === 'status') {
       const status = method === 'PATCH' ? (mergePatch({ status: existing.status }, body) as { status?: unknown }).status : body.status;
       object = { ...existing, status };
+      const invalid = gatewayStatusProblem(parsed.resourcePath, status);
+      if (invalid !== undefined) {
+        this.#status(res, 422, 'Invalid', `${parsed.resource} "${name}" is invalid: ${invalid}`);
+        return;
+      }
     } else {
       object = mergePatch(existing, { ...body, metadata: { ...(body.metadata as object), name, resourceVersion: null } }) as FakeObject;
     }

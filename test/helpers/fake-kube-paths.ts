@@ -3,6 +3,9 @@
 // JSON merge patch (RFC 7386).
 import type { FakeObject } from './fake-kube-api.js';
 
+/** Resources that exist once per cluster: a namespaced path for them is a 404, as on a real server. */
+export const CLUSTER_SCOPED = new Set(['ingressclasses', 'gatewayclasses', 'namespaces', 'nodes', 'persistentvolumes', 'storageclasses', 'clusterroles', 'clusterrolebindings']);
+
 export const MICRO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 export interface Parsed {

@@ -1,15 +1,17 @@
-// The Ingress status and Event APIs of the product, pointed at a FakeKubeApi, with every call
+// The Ingress status, Gateway API status and Event APIs of the product, pointed at a FakeKubeApi, with every call
 // stamped on a FakeClock: tests drive the pacing with the fake clock while the writes are real
 // HTTP requests. `drive` advances the fake clock whenever nothing is in flight.
 import { setImmediate as tick } from 'node:timers/promises';
 import { loadKubeConfig } from '../../src/main/sources/kubernetes/kube-config.js';
 import { kubeEventApi, type KubeEventApi } from '../../src/main/kube-events/kube-event-api.js';
 import { kubeIngressStatusApi, type IngressStatusApi } from '../../src/main/status/ingress-status-api.js';
+import { kubeGatewayStatusApi, type GatewayStatusApi } from '../../src/main/status/gateway-status-api.js';
 import type { FakeClock } from './fake-clock.js';
 import type { FakeKubeApi } from './fake-kube-api.js';
 
 export interface RecordedApis {
   readonly status: IngressStatusApi;
+  readonly gatewayStatus: GatewayStatusApi;
   readonly events: KubeEventApi;
   /** Fake-clock time (ms) of each status write, in order. */
   readonly statusTimes: number[];
@@ -23,6 +25,7 @@ export interface RecordedApis {
 export async function recordedApis(api: FakeKubeApi, clock: FakeClock, dir: string): Promise<RecordedApis> {
   const kubeConfig = loadKubeConfig(await api.writeKubeconfig(dir));
   const status = kubeIngressStatusApi(kubeConfig);
+  const gatewayStatus = kubeGatewayStatusApi(kubeConfig);
   const events = kubeEventApi(kubeConfig);
   const statusTimes: number[] = [];
   const eventTimes: number[] = [];
@@ -46,6 +49,12 @@ export async function recordedApis(api: FakeKubeApi, clock: FakeClock, dir: stri
       writeStatus: (ns, name, addresses, signal) => {
         statusTimes.push(clock.now());
         return counted(() => status.writeStatus(ns, name, addresses, signal));
+      },
+    },
+    gatewayStatus: {
+      writeStatus: (write, signal) => {
+        statusTimes.push(clock.now());
+        return counted(() => gatewayStatus.writeStatus(write, signal));
       },
     },
     events: {

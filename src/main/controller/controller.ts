@@ -155,7 +155,9 @@ export async function assembleController(options: ControllerOptions, choose: { s
   let feedback: ReturnType<typeof attachFeedback> | undefined;
   if (!('manifests' in options.source) && options.feedback !== undefined) {
     const { loadKubeConfig } = await import('../sources/kubernetes/kube-config.js');
-    feedback = attachFeedback(engine, loadKubeConfig(kubeConfigFrom(options.source)), options.feedback, options.leaderElection?.identity ?? 'haptic-reconciler');
+    const values = templateSet.values as { gatewayControllerName?: unknown; bindAddress?: unknown };
+    const gateway = { controllerName: String(values.gatewayControllerName ?? 'haptic-reconciler.io/gateway-controller'), bindAddress: String(values.bindAddress ?? '*') };
+    feedback = attachFeedback(engine, loadKubeConfig(kubeConfigFrom(options.source)), { gateway, ...options.feedback }, options.leaderElection?.identity ?? 'haptic-reconciler');
   }
   if (deploys === undefined) {
     const writer = new OutputWriter({ bus: engine.bus, directory: output, clock, logger });

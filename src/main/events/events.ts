@@ -3,6 +3,7 @@
 // every event of one reconciliation can be followed from its trigger to its deploy.
 import { randomUUID } from 'node:crypto';
 import type { AuxiliaryFiles, FailurePhase, OriginIndex, Rejection, RenderExclusions } from '../../worker/protocol.js';
+import type { GatewayStatusReport } from '../../worker/routing/gateway-model.js';
 import { systemClock, type Clock } from '../core/clock.js';
 
 export type { AuxiliaryFiles, FailurePhase } from '../../worker/protocol.js';
@@ -57,6 +58,8 @@ export interface EventFields {
     readonly servedIngresses?: readonly string[];
     /** What the routing model left out of served Ingresses (host conflicts, missing Services), with reason codes. */
     readonly findings?: readonly Rejection[];
+    /** The Gateway API acceptance results (for their status), when a GatewayClass is ours. */
+    readonly gatewayStatus?: GatewayStatusReport;
   };
   'reconciliation.failed': {
     readonly error: string;

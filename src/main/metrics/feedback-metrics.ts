@@ -1,38 +1,23 @@
-// Metrics of the Kubernetes-native feedback (Ingress status and Events), read from the
-// components' counters at scrape time and registered on the controller's registry:
+// Metrics of the Kubernetes-native feedback (Ingress status, Gateway API status and Events), read
+// from the components' counters at scrape time and registered on the controller's registry:
 // haptic_ingress_status_writes_total{outcome}, haptic_ingress_status_queued,
+// haptic_gateway_status_writes_total{outcome}, haptic_gateway_status_queued,
 // haptic_kube_events_total{outcome}. No label takes a user-controlled value.
 import { Counter, Gauge, type Registry } from 'prom-client';
 
+type WriterStats = { readonly stats: { readonly writes: number; readonly failures: number; readonly queued: number } };
+
 export interface FeedbackStatsSource {
-  readonly status?: { readonly stats: { readonly writes: number; readonly failures: number; readonly queued: number } };
+  readonly status?: WriterStats;
+  readonly gatewayStatus?: WriterStats;
   readonly events?: { readonly stats: { readonly created: number; readonly patched: number; readonly suppressed: number; readonly failures: number } };
 }
 
 export function registerFeedbackMetrics(registry: Registry, source: FeedbackStatsSource): void {
   const registers = [registry];
-  const { status, events } = source;
-  if (status !== undefined) {
-    new Counter({
-      name: 'haptic_ingress_status_writes_total',
-      help: 'Ingress status writes (status.loadBalancer) by outcome: ok, or failed (refused or unreachable; retried).',
-      labelNames: ['outcome'],
-      registers,
-      collect() {
-        this.reset();
-        this.inc({ outcome: 'ok' }, status.stats.writes);
-        this.inc({ outcome: 'failed' }, status.stats.failures);
-      },
-    });
-    new Gauge({
-      name: 'haptic_ingress_status_queued',
-      help: 'Ingresses whose status is waiting to be written (paced by the token bucket).',
-      registers,
-      collect() {
-        this.set(status.stats.queued);
-      },
-    });
-  }
+  const { status, gatewayStatus, events } = source;
+  if (status !== undefined) writerMetrics(registers, status, 'ingress', 'Ingress status writes (status.loadBalancer)', 'Ingresses');
+  if (gatewayStatus !== undefined) writerMetrics(registers, gatewayStatus, 'gateway', 'Gateway API status writes (GatewayClass, Gateway, HTTPRoute)', 'Gateway API objects');
   if (events !== undefined) {
     new Counter({
       name: 'haptic_kube_events_total',
@@ -49,4 +34,26 @@ export function registerFeedbackMetrics(registry: Registry, source: FeedbackStat
       },
     });
   }
+}
+
+function writerMetrics(registers: Registry[], writer: WriterStats, prefix: string, writes: string, objects: string): void {
+  new Counter({
+    name: `haptic_${prefix}_status_writes_total`,
+    help: `${writes} by outcome: ok, or failed (refused or unreachable; retried).`,
+    labelNames: ['outcome'],
+    registers,
+    collect() {
+      this.reset();
+      this.inc({ outcome: 'ok' }, writer.stats.writes);
+      this.inc({ outcome: 'failed' }, writer.stats.failures);
+    },
+  });
+  new Gauge({
+    name: `haptic_${prefix}_status_queued`,
+    help: `${objects} whose status is waiting to be written (paced by the token bucket).`,
+    registers,
+    collect() {
+      this.set(writer.stats.queued);
+    },
+  });
 }

@@ -212,6 +212,7 @@ export class Coordinator {
             rejections: result.rejections ?? [],
             ...(result.servedIngresses === undefined ? {} : { servedIngresses: result.servedIngresses }),
             ...(result.findings === undefined ? {} : { findings: result.findings }),
+            ...(result.gatewayStatus === undefined ? {} : { gatewayStatus: result.gatewayStatus }),
           },
           trigger,
           this.#clock,

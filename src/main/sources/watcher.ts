@@ -19,7 +19,7 @@ export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-confi
  * only their status (the leader's own status write coming back through the watch) is stored
  * without a `resource.index.updated`, so it never triggers a render.
  */
-export const STATUS_WRITTEN_KINDS: ReadonlySet<string> = new Set(['Ingress']);
+export const STATUS_WRITTEN_KINDS: ReadonlySet<string> = new Set(['Ingress', 'GatewayClass', 'Gateway', 'HTTPRoute']);
 
 /** The debounce window when the template set names none. */
 export const DEFAULT_DEBOUNCE_MS = 100;

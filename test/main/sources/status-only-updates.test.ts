@@ -1,7 +1,8 @@
 // The watcher stores an Ingress update that changed only its status (the leader's own status
 // write coming back through the watch) without announcing it, so a status write never triggers a
 // render while the store keeps the truth; every other change of an Ingress, and status changes of
-// other kinds, are announced as before.
+// other kinds, are announced as before. The same holds for the Gateway API kinds whose status the
+// leader writes: GatewayClass, Gateway and HTTPRoute.
 import { describe, expect, it } from 'vitest';
 import { EventBus } from '../../../src/main/bus/event-bus.js';
 import type { ControllerEvent, EventOf } from '../../../src/main/events/events.js';
@@ -14,6 +15,11 @@ import { FakeClock } from '../../helpers/fake-clock.js';
 import { silentLogger } from '../../helpers/loggers.js';
 
 const INGRESSES: StoreDefinition = { name: 'ingresses', apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', indexBy: ['metadata.namespace', 'metadata.name'], debounceMs: 0 };
+const GATEWAY_KINDS: StoreDefinition[] = [
+  { name: 'gatewayclasses', apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', indexBy: ['metadata.name'], namespaced: false, debounceMs: 0 },
+  { name: 'gateways', apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', indexBy: ['metadata.namespace', 'metadata.name'], debounceMs: 0 },
+  { name: 'httproutes', apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', indexBy: ['metadata.namespace', 'metadata.name'], debounceMs: 0 },
+];
 const PODS: StoreDefinition = { name: 'haproxy-pods', apiVersion: 'v1', kind: 'Pod', indexBy: ['metadata.namespace', 'metadata.name'], debounceMs: 0 };
 
 function ingress(rv: string, generation: number, extra: Partial<KubeObject> = {}): KubeObject {
@@ -29,11 +35,12 @@ function ingress(rv: string, generation: number, extra: Partial<KubeObject> = {}
 async function rig() {
   const bus = new EventBus<ControllerEvent>({ logger: silentLogger() });
   const stores = new StoreProvider();
-  const watchers = new WatcherSet({ definitions: [INGRESSES, PODS], stores, bus, clock: new FakeClock(), logger: silentLogger() });
+  const watchers = new WatcherSet({ definitions: [INGRESSES, PODS, ...GATEWAY_KINDS], stores, bus, clock: new FakeClock(), logger: silentLogger() });
   const subscription = bus.subscribe('test', { types: ['resource.index.updated'], bufferSize: 1000 });
   bus.start();
   watchers.synced('ingresses');
   watchers.synced('haproxy-pods');
+  for (const definition of GATEWAY_KINDS) watchers.synced(definition.name);
   const modified = async (): Promise<number> => {
     await flushMicrotasks();
     let n = 0;
@@ -52,6 +59,28 @@ describe('status-only updates', () => {
     watchers.upsert('ingresses', ingress('11', 1, { status: { loadBalancer: { ingress: [{ ip: '203.0.113.7' }] } } }));
     expect(await modified()).toBe(0);
     expect(stores.store('ingresses').get('shop/web')?.status).toEqual({ loadBalancer: { ingress: [{ ip: '203.0.113.7' }] } });
+  });
+
+  it('stores a GatewayClass, Gateway or HTTPRoute update whose only change is its status without announcing it, and announces a spec change', async () => {
+    const { watchers, stores, modified } = await rig();
+    for (const definition of GATEWAY_KINDS) {
+      const namespaced = definition.kind !== 'GatewayClass';
+      const object = (rv: string, generation: number, status?: unknown): KubeObject => ({
+        apiVersion: definition.apiVersion,
+        kind: definition.kind,
+        metadata: { name: 'x', ...(namespaced ? { namespace: 'shop' } : {}), resourceVersion: rv, generation },
+        spec: { generation },
+        ...(status === undefined ? {} : { status }),
+      });
+      const conditions = { conditions: [{ type: 'Accepted', status: 'True', reason: 'Accepted', message: '', observedGeneration: 1, lastTransitionTime: '2026-01-01T00:00:00Z' }] };
+      watchers.upsert(definition.name, object('10', 1));
+      await modified();
+      watchers.upsert(definition.name, object('11', 1, conditions));
+      expect(await modified(), `${definition.kind} status`).toBe(0);
+      expect(stores.store(definition.name).get(namespaced ? 'shop/x' : 'x')?.status).toEqual(conditions);
+      watchers.upsert(definition.name, object('12', 2, conditions));
+      expect(await modified(), `${definition.kind} spec`).toBe(1);
+    }
   });
 
   it('keeps an Ingress update that changed annotations without a new generation', async () => {

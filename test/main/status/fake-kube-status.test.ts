@@ -1,6 +1,8 @@
 // The fake API server's status subresource and Events, as the real API server behaves: a status
 // write changes only `status`, bumps the resourceVersion but not the generation, and reaches
-// watchers; a spec change bumps the generation; Events are created and merge-patched.
+// watchers; a spec change bumps the generation; Events are created and merge-patched. Gateway API
+// status is checked as the CRD schemas make a real server check it (422), and a merge patch
+// carrying a stale resourceVersion is refused (409).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeKubeApi } from '../../helpers/fake-kube-api.js';
 
@@ -54,5 +56,26 @@ describe('fake API server: status subresource and Events', () => {
     expect((await send('POST', events, { metadata: { name: 'web.1' }, type: 'Warning', reason: 'HostConflict' })).status).toBe(201);
     expect((await send('PATCH', `${events}/web.1`, { series: { count: 2 } }, 'application/merge-patch+json')).status).toBe(200);
     expect(api.events()).toEqual([expect.objectContaining({ reason: 'HostConflict', series: { count: 2 }, metadata: expect.objectContaining({ name: 'web.1', namespace: 'shop' }) })]);
+  });
+
+  it('refuses Gateway API status that the CRD schemas refuse (422) and a patch on a stale resourceVersion (409); takes a valid one', async () => {
+    const routes = '/apis/gateway.networking.k8s.io/v1/httproutes';
+    const stored = api.upsert(routes, { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'web', namespace: 'shop' }, spec: { parentRefs: [{ name: 'edge' }] } });
+    const path = '/apis/gateway.networking.k8s.io/v1/namespaces/shop/httproutes/web/status';
+    const condition = { type: 'Accepted', status: 'True', reason: 'Accepted', message: '', observedGeneration: 1, lastTransitionTime: '2026-01-01T00:00:00Z' };
+    const parent = (c: Record<string, unknown>) => ({ status: { parents: [{ parentRef: { name: 'edge' }, controllerName: 'example.com/x', conditions: [c] }] } });
+    const patch = (body: unknown) => send('PATCH', path, body, 'application/merge-patch+json');
+    expect((await patch(parent({ ...condition, lastTransitionTime: undefined }))).status).toBe(422);
+    expect((await patch(parent({ ...condition, message: undefined }))).status).toBe(422);
+    expect((await patch(parent({ ...condition, reason: 'not a reason!' }))).status).toBe(422);
+    expect((await patch({ status: { parents: [{ parentRef: { name: 'edge' }, conditions: [condition] }] } })).status).toBe(422);
+    expect((await patch({ metadata: { resourceVersion: '1' }, ...parent(condition) })).status).toBe(409);
+    expect(api.statusWrites).toHaveLength(0);
+    expect((await patch({ metadata: { resourceVersion: stored.metadata.resourceVersion }, ...parent(condition) })).status).toBe(200);
+    expect(api.get(routes, 'shop/web')?.status).toEqual(parent(condition).status);
+    const classes = '/apis/gateway.networking.k8s.io/v1/gatewayclasses';
+    api.upsert(classes, { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name: 'haptic' }, spec: { controllerName: 'example.com/x' } });
+    expect((await send('PATCH', `${classes}/haptic/status`, { status: { conditions: [condition] } }, 'application/merge-patch+json')).status).toBe(200);
+    expect((await send('PATCH', '/apis/gateway.networking.k8s.io/v1/namespaces/shop/gatewayclasses/haptic/status', { status: {} }, 'application/merge-patch+json')).status).toBe(404);
   });
 });
