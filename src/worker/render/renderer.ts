@@ -16,6 +16,7 @@ import { escapeLogText, printable } from '../store/log-text.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, MAX_SERVER_SLOTS } from '../store/value-limits.js';
 import type { AuxiliaryFiles, OriginIndex, Rejection, RenderBaseline, RenderExclusions, RenderOutcome, TemplateSetSource } from '../protocol.js';
 import { ExclusionFilter } from '../store/render-exclusions.js';
+import { ConfigDigest } from './config-digest.js';
 import { OriginIndexer } from './origin-index.js';
 import { outputPaths, type RenderScope, type TemplateEngine } from '../templates/template-engine.js';
 import { formatIssue, IncrementalValidator, type ValidationIssue } from '../validate/validator.js';
@@ -43,6 +44,8 @@ interface EngineState {
   readonly validator: IncrementalValidator;
   /** The last text and digest of each output file, for the checksum. */
   readonly digests: Map<string, { text: string; digest: string }>;
+  /** The config's digest, kept per block between renders. */
+  readonly configDigest: ConfigDigest;
   /** The origin index's objects and names, reused where the model's objects are the same. */
   readonly origins: OriginIndexer;
 }
@@ -50,7 +53,7 @@ interface EngineState {
 function stateOf(engine: TemplateEngine): EngineState {
   let state = engineStates.get(engine);
   if (state === undefined) {
-    state = { validator: new IncrementalValidator(), digests: new Map(), origins: new OriginIndexer() };
+    state = { validator: new IncrementalValidator(), digests: new Map(), configDigest: new ConfigDigest(), origins: new OriginIndexer() };
     engineStates.set(engine, state);
   }
   return state;
@@ -113,7 +116,7 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
   const auxiliary = validator.checkAuxiliaryFiles(output.auxiliaryFiles, output.haproxyConfig, paths);
   warnings.push(...auxiliary.warnings);
   if (auxiliary.errors.length > 0) return failure('auxiliary', auxiliary.errors, warnings, rejections);
-  const sum = checksum(output.haproxyConfig, output.auxiliaryFiles, digests);
+  const sum = checksum(output.haproxyConfig, output.auxiliaryFiles, digests, state.configDigest);
   const validated = performance.now();
 
   return {
@@ -168,13 +171,14 @@ function outputSizeProblem(config: string, aux: AuxiliaryFiles, configured: unkn
 }
 
 /**
- * SHA-256 over the config's digest and each auxiliary file's kind, name and digest, in a fixed
- * order. Per-file digests let an unchanged file (the same text as in the previous render) skip
- * hashing: `digests` remembers the last text and digest per file.
+ * SHA-256 over the config's digest (combined from its blocks', config-digest.ts) and each
+ * auxiliary file's kind, name and digest, in a fixed order. Per-file digests let an unchanged
+ * file (the same text as in the previous render) skip hashing: `digests` remembers the last text
+ * and digest per file, and `configDigest` the config's blocks.
  */
-export function checksum(config: string, aux: AuxiliaryFiles, digests?: Map<string, { text: string; digest: string }>): string {
+export function checksum(config: string, aux: AuxiliaryFiles, digests?: Map<string, { text: string; digest: string }>, configDigest: ConfigDigest = new ConfigDigest()): string {
   const hash = createHash('sha256');
-  hash.update(fileDigest('config', config, digests));
+  hash.update(configDigest.digest(config));
   for (const kind of ['maps', 'files', 'certificates'] as const) {
     const files = aux[kind];
     for (const name of Object.keys(files).sort()) {
