@@ -14,10 +14,12 @@ import { GuardedReader } from '../store/guarded-reader.js';
 import type { IndexedStore } from '../store/indexed-store.js';
 import { escapeLogText, printable } from '../store/log-text.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, MAX_SERVER_SLOTS } from '../store/value-limits.js';
-import type { AuxiliaryFiles, OriginIndex, Rejection, RenderBaseline, RenderExclusions, RenderOutcome, TemplateSetSource } from '../protocol.js';
+import type { AuxiliaryFiles, OriginIndex, Rejection, RenderBaseline, RenderExclusions, RenderOutcome, RenderSuccess, TemplateSetSource } from '../protocol.js';
 import { ExclusionFilter } from '../store/render-exclusions.js';
 import { ConfigDigest } from './config-digest.js';
 import { OriginIndexer } from './origin-index.js';
+import { endpointLane, laneBase, type LaneBase, type LaneRender } from './endpoint-lane.js';
+import { SliceServices } from './slice-services.js';
 import { outputPaths, type RenderScope, type TemplateEngine } from '../templates/template-engine.js';
 import { formatIssue, IncrementalValidator, type ValidationIssue } from '../validate/validator.js';
 
@@ -48,12 +50,15 @@ interface EngineState {
   readonly configDigest: ConfigDigest;
   /** The origin index's objects and names, reused where the model's objects are the same. */
   readonly origins: OriginIndexer;
+  /** The Service of each EndpointSlice, and what the last render leaves the endpoint lane. */
+  readonly slices: SliceServices;
+  lane: LaneBase | undefined;
 }
 
 function stateOf(engine: TemplateEngine): EngineState {
   let state = engineStates.get(engine);
   if (state === undefined) {
-    state = { validator: new IncrementalValidator(), digests: new Map(), configDigest: new ConfigDigest(), origins: new OriginIndexer() };
+    state = { validator: new IncrementalValidator(), digests: new Map(), configDigest: new ConfigDigest(), origins: new OriginIndexer(), slices: new SliceServices(), lane: undefined };
     engineStates.set(engine, state);
   }
   return state;
@@ -92,6 +97,17 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
   let origins: OriginIndex;
   let served: readonly string[] | undefined;
   const state = stateOf(engine);
+  const changes = state.slices.observe(request.lookup(modelOptions(set.values).stores.endpointSlices));
+  const base = state.lane;
+  state.lane = undefined;
+  if (base !== undefined && warnings.length === 0) {
+    const lane = withGuardContext(context, () => endpointLane(engine, base, { ...request, context, paths, baseline: request.baseline, exclusions: request.exclusions }, changes));
+    if (lane !== undefined) {
+      const outcome = laneOutcome(lane, base, state, request.storeVersion, start);
+      if (outcome.ok) state.lane = { ...base, outcome, generations: new Map(base.generations).set(modelOptions(set.values).stores.endpointSlices, request.lookup(modelOptions(set.values).stores.endpointSlices)?.generation ?? -1) };
+      return outcome;
+    }
+  }
   try {
     output = withGuardContext(context, () => {
       reader.collectRejections(set.stores.map((def) => def.name));
@@ -119,7 +135,7 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
   const sum = checksum(output.haproxyConfig, output.auxiliaryFiles, digests, state.configDigest);
   const validated = performance.now();
 
-  return {
+  const success: RenderSuccess = {
     ok: true,
     haproxyConfig: output.haproxyConfig,
     auxiliaryFiles: output.auxiliaryFiles,
@@ -133,6 +149,22 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
     ...(findings.length === 0 ? {} : { findings }),
     ...(scope.routing === undefined || scope.routing.gateway.status.gatewayClasses.length === 0 ? {} : { gatewayStatus: scope.routing.gateway.status }),
   };
+  state.lane = laneBase(set, request, success, scope.routing, scope.templateReads ?? new Set());
+  return success;
+}
+
+/** The lane's render as an outcome: checked for size, checksummed, everything else the base's. */
+function laneOutcome(lane: LaneRender, base: LaneBase, state: EngineState, storeVersion: number, start: number): RenderOutcome {
+  const previous = base.outcome;
+  const tooLarge = outputSizeProblem(lane.haproxyConfig, lane.auxiliaryFiles, undefined);
+  if (tooLarge !== null) return { ok: false, phase: 'render', message: tooLarge, warnings: [...previous.warnings], rejections: previous.rejections };
+  const edits = lane.edits['config'] ?? [];
+  const first = edits[0];
+  const last = edits[edits.length - 1];
+  const window = first === undefined || last === undefined ? undefined : { prefix: first.at, suffix: previous.haproxyConfig.length - (last.at + last.remove) };
+  const sum = checksum(lane.haproxyConfig, lane.auxiliaryFiles, state.digests, state.configDigest, window);
+  const rendered = performance.now();
+  return { ...previous, haproxyConfig: lane.haproxyConfig, auxiliaryFiles: lane.auxiliaryFiles, checksum: sum, storeVersion, timings: { renderMs: rendered - start, validateMs: 0, totalMs: rendered - start }, edits: lane.edits };
 }
 
 /** A routing finding as a rejection of its Ingress; the reason is the warning without its `Ingress ns/name: ` lead. */
@@ -176,9 +208,15 @@ function outputSizeProblem(config: string, aux: AuxiliaryFiles, configured: unkn
  * file (the same text as in the previous render) skip hashing: `digests` remembers the last text
  * and digest per file, and `configDigest` the config's blocks.
  */
-export function checksum(config: string, aux: AuxiliaryFiles, digests?: Map<string, { text: string; digest: string }>, configDigest: ConfigDigest = new ConfigDigest()): string {
+export function checksum(
+  config: string,
+  aux: AuxiliaryFiles,
+  digests?: Map<string, { text: string; digest: string }>,
+  configDigest: ConfigDigest = new ConfigDigest(),
+  window?: { readonly prefix: number; readonly suffix: number },
+): string {
   const hash = createHash('sha256');
-  hash.update(configDigest.digest(config));
+  hash.update(configDigest.digest(config, window));
   for (const kind of ['maps', 'files', 'certificates'] as const) {
     const files = aux[kind];
     for (const name of Object.keys(files).sort()) {

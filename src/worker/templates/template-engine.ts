@@ -138,6 +138,11 @@ export class TemplateEngine {
     return compiled;
   }
 
+  /** The memo blocks of a compiled set (compiled now if it is not cached). */
+  memoOf(set: TemplateSetSource): MemoCache {
+    return this.compile(set).memo;
+  }
+
   /**
    * Compiles the set and renders it once against empty stores. Handlebars compiles lazily and
    * reports unknown helpers only at run time, so this is what proves a set usable; it also
