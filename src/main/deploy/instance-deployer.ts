@@ -6,13 +6,13 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import type { EventEnvelope, EventFields, EventOf } from '../events/events.js';
-import { diffRenders, type ConfigDiff, type DiffOptions } from './config-diff.js';
 import { DeployRetry, type RetryOptions } from './deploy-retry.js';
 import { DeployScheduler, type DeployStep } from './deploy-scheduler.js';
 import type { DeployableRender, DeployTarget } from './deploy-target.js';
 import { GateLatch } from './gate-latch.js';
 import type { RuntimeOp } from './runtime-ops.js';
 import { applyRuntimeView } from './runtime-view.js';
+import { diffDeployed, type ConfigDiff, type DiffOptions } from './patch-diff.js';
 
 export type DeployerInput = EventOf<'template.rendered' | 'rendergate.completed' | 'drift.prevention.triggered'>;
 type Cause = Pick<EventEnvelope, 'eventId' | 'correlationId'>;
@@ -174,7 +174,7 @@ export class InstanceDeployer {
   }
 
   #onRendered(event: EventOf<'template.rendered'>): void {
-    const render: DeployableRender = { renderId: event.renderId, checksum: event.checksum, haproxyConfig: event.haproxyConfig, auxiliaryFiles: event.auxiliaryFiles };
+    const render: DeployableRender = { renderId: event.renderId, checksum: event.checksum, haproxyConfig: event.haproxyConfig, auxiliaryFiles: event.auxiliaryFiles, ...(event.patch === undefined ? {} : { patch: event.patch }) };
     if (this.#live === undefined && this.#targetChecksum === event.checksum) {
       // The target already runs exactly this: adopt it instead of reloading.
       this.#live = render;
@@ -258,7 +258,7 @@ export class InstanceDeployer {
   #diff(live: DeployableRender, next: DeployableRender): ConfigDiff {
     const cached = this.#lastDiff;
     if (cached?.from === live.checksum && cached.to === next.checksum) return cached.diff;
-    const diff = diffRenders(live, next, this.#diffOptions);
+    const diff = diffDeployed(live, next, this.#diffOptions);
     this.#lastDiff = { from: live.checksum, to: next.checksum, diff };
     return diff;
   }

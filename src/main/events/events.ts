@@ -2,7 +2,7 @@
 // Names are dotted past-tense facts. `newEvent` stamps identity, time and correlation so that
 // every event of one reconciliation can be followed from its trigger to its deploy.
 import { randomUUID } from 'node:crypto';
-import type { AuxiliaryFiles, FailurePhase, OriginIndex, Rejection, RenderExclusions } from '../../worker/protocol.js';
+import type { AuxiliaryFiles, FailurePhase, OriginIndex, Rejection, RenderExclusions, RenderPatch } from '../../worker/protocol.js';
 import { systemClock, type Clock } from '../core/clock.js';
 
 export type { AuxiliaryFiles, FailurePhase } from '../../worker/protocol.js';
@@ -57,6 +57,8 @@ export interface EventFields {
     readonly servedIngresses?: readonly string[];
     /** What the routing model left out of served Ingresses (host conflicts, missing Services), with reason codes. */
     readonly findings?: readonly Rejection[];
+    /** The render as edits of render `patch.from` (the endpoint lane); the files above are complete all the same. */
+    readonly patch?: RenderPatch;
   };
   'reconciliation.failed': {
     readonly error: string;

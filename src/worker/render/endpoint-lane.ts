@@ -25,6 +25,7 @@ import { guardObject } from '../store/object-guard.js';
 import { ExclusionFilter } from '../store/render-exclusions.js';
 import type { OutputPaths, RenderScope, TemplateEngine } from '../templates/template-engine.js';
 import type { SliceChange } from './slice-services.js';
+import { applyEdits, sortedEdits } from './text-window.js';
 
 /** What a render leaves for the lane: its output and what it was rendered from. */
 export interface LaneBase {
@@ -164,26 +165,9 @@ function splice(engine: TemplateEngine, base: LaneBase, request: LaneRequest, ch
   const files = slotText === undefined ? outcome.auxiliaryFiles.files : { ...outcome.auxiliaryFiles.files, [SERVER_SLOTS_FILE]: slotText };
   for (const [, after] of changed) base.backends.set(after.name, after);
   const edits: Record<string, readonly TextEdit[]> = {};
-  if (configEdits.length > 0) edits['config'] = sorted(configEdits);
-  if (slotEdits.length > 0) edits[`files/${SERVER_SLOTS_FILE}`] = sorted(slotEdits);
+  if (configEdits.length > 0) edits['config'] = sortedEdits(configEdits);
+  if (slotEdits.length > 0) edits[`files/${SERVER_SLOTS_FILE}`] = sortedEdits(slotEdits);
   return { haproxyConfig, auxiliaryFiles: { ...outcome.auxiliaryFiles, files }, edits, origins: outcome.origins };
-}
-
-/** `text` with `edits` (any order, not overlapping) applied; undefined when two overlap. */
-export function applyEdits(text: string, edits: readonly TextEdit[]): string | undefined {
-  const ordered = sorted(edits);
-  let out = '';
-  let at = 0;
-  for (const edit of ordered) {
-    if (edit.at < at || edit.at + edit.remove > text.length) return undefined;
-    out += text.slice(at, edit.at) + edit.text;
-    at = edit.at + edit.remove;
-  }
-  return out + text.slice(at);
-}
-
-function sorted(edits: readonly TextEdit[]): TextEdit[] {
-  return [...edits].sort((a, b) => a.at - b.at);
 }
 
 /** Where `needle` starts a line of `text`, or -1. */

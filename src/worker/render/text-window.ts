@@ -1,7 +1,9 @@
-// Where two texts differ: the lengths of their common prefix and suffix, found by comparing
-// 64 KiB slices (native comparisons, no per-character loop), so one changed line in a 5 MiB
-// config costs a few memory comparisons. Shared by the worker (the config digest) and the main
-// thread (the config diff's changed window).
+// Where two texts differ, and text edits: the lengths of their common prefix and suffix, found by
+// comparing 64 KiB slices (native comparisons, no per-character loop), so one changed line in a
+// 5 MiB config costs a few memory comparisons; and a text rebuilt from edits of an earlier one.
+// Shared by the worker (the config digest, the endpoint lane) and the main thread (the config
+// diff's changed window, the pool putting a result's edited files back together).
+import type { TextEdit } from '../protocol.js';
 
 const CHUNK = 65_536;
 
@@ -31,4 +33,22 @@ export function commonSuffix(a: string, b: string, max: number): number {
     else hi = mid - 1;
   }
   return lo;
+}
+
+/** `text` with `edits` (any order, not overlapping) applied; undefined when two overlap or one is out of range. */
+export function applyEdits(text: string, edits: readonly TextEdit[]): string | undefined {
+  const ordered = sortedEdits(edits);
+  let out = '';
+  let at = 0;
+  for (const edit of ordered) {
+    if (!Number.isInteger(edit.at) || !Number.isInteger(edit.remove) || edit.remove < 0 || typeof edit.text !== 'string') return undefined;
+    if (edit.at < at || edit.at + edit.remove > text.length) return undefined;
+    out += text.slice(at, edit.at) + edit.text;
+    at = edit.at + edit.remove;
+  }
+  return out + text.slice(at);
+}
+
+export function sortedEdits(edits: readonly TextEdit[]): TextEdit[] {
+  return [...edits].sort((a, b) => a.at - b.at);
 }
