@@ -59,10 +59,10 @@ function readPatch(raw: unknown): RenderPatch {
   const patch = record(raw, 'patch');
   const from = text(patch['from'], 'patch.from');
   const edits: Record<string, TextEdit[]> = {};
-  for (const [file, list0] of Object.entries(record(patch['edits'], 'patch.edits'))) {
-    edits[file] = list(list0, `patch.edits[${JSON.stringify(file)}]`).map((raw1, i) => {
+  for (const [file, fileEdits] of Object.entries(record(patch['edits'], 'patch.edits'))) {
+    edits[file] = list(fileEdits, `patch.edits[${JSON.stringify(file)}]`).map((rawEdit, i) => {
       const what = `patch.edits[${JSON.stringify(file)}][${i}]`;
-      const edit = record(raw1, what);
+      const edit = record(rawEdit, what);
       const at = finite(edit['at'], `${what}.at`);
       const remove = finite(edit['remove'], `${what}.remove`);
       if (!Number.isInteger(at) || at < 0 || !Number.isInteger(remove) || remove < 0) throw new MalformedResultError(`${what} has offsets that are not whole numbers from 0`);
