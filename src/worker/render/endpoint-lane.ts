@@ -31,8 +31,8 @@ import { applyEdits, sortedEdits } from './text-window.js';
 export interface LaneBase {
   readonly setHash: string;
   readonly exclusions: string;
-  /** Generation of each store of the set at the render. */
-  readonly generations: ReadonlyMap<string, number>;
+  /** Each store of the set at the render, and its generation then (a store replaced by another instance counts as changed). */
+  readonly generations: ReadonlyMap<string, { readonly store: IndexedStore | undefined; readonly generation: number }>;
   readonly outcome: RenderSuccess;
   /** The current object of each backend (the model's, or the lane's since), by name. */
   readonly backends: Map<string, Backend>;
@@ -63,11 +63,16 @@ export interface LaneRender {
 /** The base a whole render leaves. */
 export function laneBase(set: TemplateSetSource, request: { readonly lookup: LaneRequest['lookup']; readonly exclusions?: RenderExclusions | undefined }, outcome: RenderSuccess, routing: RoutingModel | undefined, templateReads: ReadonlySet<string>): LaneBase | undefined {
   if (routing === undefined) return undefined;
-  const generations = new Map<string, number>();
-  for (const def of set.stores) generations.set(def.name, request.lookup(def.name)?.generation ?? -1);
+  const generations = new Map<string, { store: IndexedStore | undefined; generation: number }>();
+  for (const def of set.stores) generations.set(def.name, storeAt(request.lookup(def.name)));
   const backends = new Map<string, Backend>();
   for (const backend of routing.backends) backends.set(backend.name, backend);
   return { setHash: set.hash, exclusions: exclusionsKey(request.exclusions), generations, outcome, backends, templateReads };
+}
+
+/** A store and its generation now, for LaneBase.generations. */
+export function storeAt(store: IndexedStore | undefined): { store: IndexedStore | undefined; generation: number } {
+  return { store, generation: store?.generation ?? -1 };
 }
 
 export function exclusionsKey(exclusions: RenderExclusions | undefined): string {
@@ -81,7 +86,10 @@ export function endpointLane(engine: TemplateEngine, base: LaneBase, request: La
   const sliceStore = options.stores.endpointSlices;
   if (changes === undefined || changes.length === 0 || base.setHash !== set.hash || base.exclusions !== exclusionsKey(request.exclusions)) return undefined;
   if (base.templateReads.has(sliceStore) || !sameOutput(request.baseline, base.outcome)) return undefined;
-  for (const [name, generation] of base.generations) if (name !== sliceStore && (lookup(name)?.generation ?? -1) !== generation) return undefined;
+  for (const [name, at] of base.generations) {
+    const now = lookup(name);
+    if (now !== at.store || (name !== sliceStore && (now?.generation ?? -1) !== at.generation)) return undefined;
+  }
   const store = lookup(sliceStore);
   const kind = store?.definition?.kind ?? 'EndpointSlice';
   const services = new Set<string>();

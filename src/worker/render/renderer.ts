@@ -18,7 +18,7 @@ import type { AuxiliaryFiles, OriginIndex, Rejection, RenderBaseline, RenderExcl
 import { ExclusionFilter } from '../store/render-exclusions.js';
 import { ConfigDigest } from './config-digest.js';
 import { OriginIndexer } from './origin-index.js';
-import { endpointLane, laneBase, type LaneBase, type LaneRender } from './endpoint-lane.js';
+import { endpointLane, laneBase, storeAt, type LaneBase, type LaneRender } from './endpoint-lane.js';
 import { SliceServices } from './slice-services.js';
 import { outputPaths, type RenderScope, type TemplateEngine } from '../templates/template-engine.js';
 import { formatIssue, IncrementalValidator, type ValidationIssue } from '../validate/validator.js';
@@ -97,14 +97,21 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
   let origins: OriginIndex;
   let served: readonly string[] | undefined;
   const state = stateOf(engine);
-  const changes = state.slices.observe(request.lookup(modelOptions(set.values).stores.endpointSlices));
+  // Bad values (modelOptions throws) fail in the whole render below, with its message.
+  let sliceStore: string | undefined;
+  try {
+    sliceStore = modelOptions(set.values).stores.endpointSlices;
+  } catch {
+    sliceStore = undefined;
+  }
+  const changes = sliceStore === undefined ? undefined : state.slices.observe(request.lookup(sliceStore));
   const base = state.lane;
   state.lane = undefined;
-  if (base !== undefined && warnings.length === 0) {
+  if (base !== undefined && sliceStore !== undefined && warnings.length === 0) {
     const lane = withGuardContext(context, () => endpointLane(engine, base, { ...request, context, paths, baseline: request.baseline, exclusions: request.exclusions }, changes));
     if (lane !== undefined) {
       const outcome = laneOutcome(lane, base, state, request.storeVersion, start);
-      if (outcome.ok) state.lane = { ...base, outcome, generations: new Map(base.generations).set(modelOptions(set.values).stores.endpointSlices, request.lookup(modelOptions(set.values).stores.endpointSlices)?.generation ?? -1) };
+      if (outcome.ok) state.lane = { ...base, outcome, generations: new Map(base.generations).set(sliceStore, storeAt(request.lookup(sliceStore))) };
       return outcome;
     }
   }
