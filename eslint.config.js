@@ -13,6 +13,7 @@ const SHARED_WORKER_RUNTIME = [
   'store/indexed-store',
   'store/object-guard',
   'render/renderer',
+  'render/text-window',
   'templates/template-engine',
   'channel/comlink-node',
 ];

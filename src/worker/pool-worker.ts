@@ -19,6 +19,7 @@ import type {
   RenderTaskResult,
   StaleReplica,
   TemplateSetSource,
+  TextEdit,
   WorkerControl,
 } from './protocol.js';
 
@@ -91,6 +92,7 @@ export default function render(task: RenderTask): RenderTaskResult {
     baseline = recentOutputs.get(task.baselineRef);
     if (baseline === undefined) return stale('baseline');
   }
+  const newest = [...recentOutputs.keys()].pop();
   const outcome = renderAndValidate(engine, {
     set,
     lookup: (name) => replica.store(name),
@@ -103,7 +105,21 @@ export default function render(task: RenderTask): RenderTaskResult {
   const received = receivedRef === undefined ? undefined : recentOutputs.get(receivedRef);
   recentOutputs.set(task.renderId, { haproxyConfig: outcome.haproxyConfig, auxiliaryFiles: outcome.auxiliaryFiles });
   while (recentOutputs.size > RECENT_OUTPUTS) recentOutputs.delete(recentOutputs.keys().next().value as string);
-  return received === undefined ? { ...outcome, threadId } : { ...withoutRepeats(outcome, received, receivedRef as string), threadId };
+  const { edits, ...full } = outcome;
+  // The endpoint lane edited the output the main thread holds: only the edits cross.
+  if (edits !== undefined && received !== undefined && receivedRef !== undefined && receivedRef === newest) return { ...asEdits(full, edits, receivedRef), threadId };
+  return received === undefined ? { ...full, threadId } : { ...withoutRepeats(full, received, receivedRef as string), threadId };
+}
+
+/** The result as edits of output `from`: edited files travel as their edits, the others not at all, nor the origin index. */
+function asEdits(outcome: RenderSuccess, edits: Readonly<Record<string, readonly TextEdit[]>>, from: string): RenderSuccess {
+  const files: string[] = [];
+  for (const kind of ['maps', 'files', 'certificates'] as const) {
+    for (const name of Object.keys(outcome.auxiliaryFiles[kind])) if (edits[`${kind}/${name}`] === undefined) files.push(`${kind}/${name}`);
+  }
+  const rest: RenderSuccess & { origins?: RenderSuccess['origins'] } = { ...outcome };
+  delete rest.origins;
+  return { ...rest, haproxyConfig: '', auxiliaryFiles: { maps: {}, files: {}, certificates: {} }, reused: { from, config: edits['config'] === undefined, files, edits } };
 }
 
 /**

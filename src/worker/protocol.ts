@@ -246,6 +246,13 @@ export interface RenderSuccess {
    * them back before anyone else sees the result.
    */
   readonly reused?: ReusedFiles;
+  /**
+   * Set by the pool when this render is render `patch.from` with these edits (the endpoint lane),
+   * so that the Deployer diffs the edited sections only. Every file is complete all the same.
+   */
+  readonly patch?: RenderPatch;
+  /** Set by the endpoint lane: the files as edits of the executor's previous render (the pool worker sends only these). */
+  readonly edits?: Readonly<Record<string, readonly TextEdit[]>>;
 }
 
 /** Files of a result that repeat an earlier output of the same worker (see RenderSuccess.reused). */
@@ -255,6 +262,26 @@ export interface ReusedFiles {
   readonly config: boolean;
   /** `maps/<name>`, `files/<name>`, `certificates/<name>`: absent from auxiliaryFiles. */
   readonly files: readonly string[];
+  /**
+   * Files that are the text of output `from` with these edits: `config` (it travels as '') and
+   * `<kind>/<name>` (absent from auxiliaryFiles). The origin index is then `from`'s too.
+   */
+  readonly edits?: Readonly<Record<string, readonly TextEdit[]>>;
+}
+
+/** `remove` characters at `at` (in the text before) replaced by `text`; sorted, apart; whole sections in a config. */
+export interface TextEdit {
+  readonly at: number;
+  readonly remove: number;
+  readonly text: string;
+}
+
+/** A render as edits of an earlier one of the same executor (see RenderSuccess.patch). */
+export interface RenderPatch {
+  /** The render ID of the render the edits apply to. */
+  readonly from: string;
+  /** By file: `config`, `maps/<name>`, `files/<name>`, `certificates/<name>`. Files not named are the same text. */
+  readonly edits: Readonly<Record<string, readonly TextEdit[]>>;
 }
 
 export interface RenderFailure {

@@ -43,24 +43,6 @@ export interface DiffOptions {
 
 export const DEFAULT_RUNTIME_FILES: readonly string[] = ['server-slots.txt'];
 
-/** `diffRenders` that keeps the last pair's answer, keyed by the two checksums. */
-export class LastDiff {
-  readonly #options: DiffOptions;
-  #last: { readonly from: string; readonly to: string; readonly diff: ConfigDiff } | undefined;
-
-  constructor(options: DiffOptions = {}) {
-    this.#options = options;
-  }
-
-  of(deployed: DiffInput & { readonly checksum: string }, next: DiffInput & { readonly checksum: string }): ConfigDiff {
-    const last = this.#last;
-    if (last?.from === deployed.checksum && last.to === next.checksum) return last.diff;
-    const diff = diffRenders(deployed, next, this.#options);
-    this.#last = { from: deployed.checksum, to: next.checksum, diff };
-    return diff;
-  }
-}
-
 /**
  * Classifies the change from `deployed` to `next`. Runtime-eligible: a server slot's address,
  * port, weight or state in a backend both have with the same server names in the same order; an

@@ -4,6 +4,10 @@
 // between two configs are then parsed into body lines and server lines (`parseSection`). Map
 // files get a one-pass index too: entries in file order, keyed by their first word.
 
+import { commonPrefix, commonSuffix } from '../../worker/render/text-window.js';
+
+export { commonPrefix, commonSuffix };
+
 /** A `server` line of a backend or listen section. */
 export interface ServerLine {
   readonly name: string;
@@ -261,36 +265,6 @@ export function indexMap(text: string): MapIndex {
     lineStart = lineEnd + 1;
   }
   return { entries, byKey, duplicateKeys };
-}
-
-const CHUNK = 65_536;
-
-/** The length of the common prefix of `a` and `b`, found 64 KiB at a time. */
-export function commonPrefix(a: string, b: string): number {
-  const max = Math.min(a.length, b.length);
-  let lo = 0;
-  while (lo + CHUNK <= max && a.slice(lo, lo + CHUNK) === b.slice(lo, lo + CHUNK)) lo += CHUNK;
-  // Largest equal prefix in [lo, hi]: a[0, lo) is known to be equal.
-  let hi = Math.min(lo + CHUNK, max);
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (a.slice(lo, mid) === b.slice(lo, mid)) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-
-/** The length of the common suffix, at most `max` (so it never overlaps the common prefix). */
-export function commonSuffix(a: string, b: string, max: number): number {
-  let lo = 0;
-  while (lo + CHUNK <= max && a.slice(a.length - lo - CHUNK, a.length - lo) === b.slice(b.length - lo - CHUNK, b.length - lo)) lo += CHUNK;
-  let hi = Math.min(lo + CHUNK, max);
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (a.slice(a.length - mid, a.length - lo) === b.slice(b.length - mid, b.length - lo)) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
 }
 
 /** Start of the line holding `offset` (lastIndexOf clamps a negative start to 0, hence the guard). */

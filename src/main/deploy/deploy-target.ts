@@ -2,7 +2,7 @@
 // it to one HAProxy (the local master-worker process in src/main/haproxy/) or, later, a fleet of
 // remote instances. The contract below is what the Deployer relies on: every method either does
 // what it says or rejects, and nothing is believed that HAProxy did not confirm.
-import type { AuxiliaryFiles } from '../../worker/protocol.js';
+import type { AuxiliaryFiles, RenderPatch } from '../../worker/protocol.js';
 import type { RuntimeOp } from './runtime-ops.js';
 
 export type { RuntimeOp } from './runtime-ops.js';
@@ -14,6 +14,8 @@ export interface DeployableRender {
   readonly checksum: string;
   readonly haproxyConfig: string;
   readonly auxiliaryFiles: AuxiliaryFiles;
+  /** The render as edits of render `patch.from`, when its executor said so: the diff against that render reads only the edits. */
+  readonly patch?: RenderPatch;
 }
 
 export interface ReloadResult {

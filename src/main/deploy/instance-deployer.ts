@@ -6,7 +6,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import type { EventFields, EventOf } from '../events/events.js';
-import { LastDiff, type ConfigDiff, type DiffOptions } from './config-diff.js';
 import { DeployRetry, type RetryOptions } from './deploy-retry.js';
 import { DeployScheduler, type DeployStep } from './deploy-scheduler.js';
 import type { DeployableRender, DeployTarget } from './deploy-target.js';
@@ -15,6 +14,7 @@ import { GateLatch } from './gate-latch.js';
 import { PassedRenders } from './passed-renders.js';
 import type { RuntimeOp } from './runtime-ops.js';
 import { applyRuntimeView, withServerSlotsOf } from './runtime-view.js';
+import { LastDiff, type ConfigDiff, type DiffOptions } from './patch-diff.js';
 import { messageOf } from '../core/errors.js';
 
 export type DeployerInput = EventOf<'template.rendered' | 'rendergate.completed' | 'drift.prevention.triggered'>;
@@ -171,7 +171,7 @@ export class InstanceDeployer {
   }
 
   #onRendered(event: EventOf<'template.rendered'>): void {
-    const render: DeployableRender = { renderId: event.renderId, checksum: event.checksum, haproxyConfig: event.haproxyConfig, auxiliaryFiles: event.auxiliaryFiles };
+    const render: DeployableRender = { renderId: event.renderId, checksum: event.checksum, haproxyConfig: event.haproxyConfig, auxiliaryFiles: event.auxiliaryFiles, ...(event.patch === undefined ? {} : { patch: event.patch }) };
     if (this.#live === undefined && this.#targetChecksum === event.checksum) {
       // The target already runs exactly this: adopt it instead of reloading.
       this.#live = render;
@@ -265,7 +265,6 @@ export class InstanceDeployer {
     this.#passed.deployed(passed, this.#live === render);
     return { ...job, runtimeDone: false };
   }
-
 
   async #skip(job: Job): Promise<undefined> {
     this.#publish(job, 'skipped', 'success', 0, 0);

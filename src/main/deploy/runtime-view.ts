@@ -11,6 +11,9 @@ import { DEFAULT_RUNTIME_FILES, diffRenders, type DiffOptions } from './config-d
 import type { DeployableRender } from './deploy-target.js';
 import type { RuntimeOp } from './runtime-ops.js';
 
+/** How the checksum of a runtime view starts: never a render's. */
+export const VIEW_PREFIX = 'view:';
+
 export interface RuntimeViewOptions {
   /** @default '/etc/haproxy/maps' */
   readonly mapsDir?: string;
@@ -59,7 +62,7 @@ export function applyRuntimeView(running: DeployableRender, next: DeployableRend
   }
   return {
     renderId: next.renderId,
-    checksum: `view:${createHash('sha256').update(`${running.checksum}+${next.checksum}`).digest('hex')}`,
+    checksum: `${VIEW_PREFIX}${createHash('sha256').update(`${running.checksum}+${next.checksum}`).digest('hex')}`,
     haproxyConfig,
     auxiliaryFiles: { maps, files, certificates: running.auxiliaryFiles.certificates },
   };

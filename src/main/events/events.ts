@@ -2,7 +2,7 @@
 // Names are dotted past-tense facts. `newEvent` stamps identity, time and correlation so that
 // every event of one reconciliation can be followed from its trigger to its deploy.
 import { randomUUID } from 'node:crypto';
-import type { AuxiliaryFiles, FailurePhase, OriginIndex, Rejection, RenderExclusions } from '../../worker/protocol.js';
+import type { AuxiliaryFiles, FailurePhase, OriginIndex, Rejection, RenderExclusions, RenderPatch } from '../../worker/protocol.js';
 import type { GatewayStatusReport } from '../../worker/routing/gateway-model.js';
 import { systemClock, type Clock } from '../core/clock.js';
 
@@ -60,6 +60,8 @@ export interface EventFields {
     readonly findings?: readonly Rejection[];
     /** The Gateway API acceptance results (for their status), when a GatewayClass is ours. */
     readonly gatewayStatus?: GatewayStatusReport;
+    /** The render as edits of render `patch.from` (the endpoint lane); the files above are complete all the same. */
+    readonly patch?: RenderPatch;
   };
   'reconciliation.failed': {
     readonly error: string;

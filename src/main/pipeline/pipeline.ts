@@ -2,13 +2,13 @@
 // Executors (InlinePipeline on the main thread, PoolPipeline on worker threads) implement it;
 // failures surface as PipelineError carrying the phase that failed, read structurally.
 import { randomUUID } from 'node:crypto';
-import type { AuxiliaryFiles, OriginIndex, PipelineMode, Rejection, RenderBaseline, RenderExclusions, RenderOutcome, RenderTimings } from '../../worker/protocol.js';
+import type { AuxiliaryFiles, OriginIndex, PipelineMode, Rejection, RenderBaseline, RenderExclusions, RenderOutcome, RenderPatch, RenderTimings } from '../../worker/protocol.js';
 import type { GatewayStatusReport } from '../../worker/routing/gateway-model.js';
 import { withSections } from '../../worker/render/renderer.js';
 import { PipelineError } from '../core/errors.js';
 import type { StoreProvider } from '../stores/store-provider.js';
 
-export type { AuxiliaryFiles, RenderBaseline, RenderTimings, FailurePhase, PipelineMode, Rejection, RejectionScope, OriginIndex, RenderExclusions, Exclusion } from '../../worker/protocol.js';
+export type { AuxiliaryFiles, RenderPatch, TextEdit, RenderBaseline, RenderTimings, FailurePhase, PipelineMode, Rejection, RejectionScope, OriginIndex, RenderExclusions, Exclusion } from '../../worker/protocol.js';
 export { PipelineError } from '../core/errors.js';
 export { isAbortError } from '../core/async.js';
 
@@ -35,6 +35,11 @@ export interface PipelineResult {
   readonly origins?: OriginIndex;
   /** Gateway API acceptance results (Accepted/ResolvedRefs reasons, attachedRoutes), when a GatewayClass is ours. */
   readonly gatewayStatus?: GatewayStatusReport;
+  /**
+   * This render as edits of an earlier one (`patch.from`, a renderId): the Deployer then diffs the
+   * edited sections only. The files above are complete all the same. Absent: not known.
+   */
+  readonly patch?: RenderPatch;
 }
 
 /** A result whose rejections are always listed: what this package's executors return and the Coordinator reads. */
@@ -77,5 +82,6 @@ export function toPipelineResult(outcome: RenderOutcome, renderId: string = rand
     ...(outcome.servedIngresses === undefined ? {} : { servedIngresses: outcome.servedIngresses }),
     ...(outcome.findings === undefined ? {} : { findings: outcome.findings }),
     ...(outcome.gatewayStatus === undefined ? {} : { gatewayStatus: outcome.gatewayStatus }),
+    ...(outcome.patch === undefined ? {} : { patch: outcome.patch }),
   };
 }

@@ -2,7 +2,7 @@
 // point, so a result is read defensively: every field SPEC §7 requires is checked once, here,
 // and copied into a plain object, so that a getter that throws, a Proxy or a later mutation by
 // the executor cannot reach the Coordinator's loop. `rejections` is optional (absent: none).
-import type { AuxiliaryFiles, OriginIndex, Rejection, RenderTimings } from '../../worker/protocol.js';
+import type { AuxiliaryFiles, OriginIndex, Rejection, RenderPatch, RenderTimings, TextEdit } from '../../worker/protocol.js';
 import type { GatewayStatusReport } from '../../worker/routing/gateway-model.js';
 import type { CheckedPipelineResult } from './pipeline.js';
 
@@ -35,6 +35,7 @@ function readResult(raw: unknown): CheckedPipelineResult {
   const served = result['servedIngresses'];
   const findings = result['findings'];
   const gatewayStatus = result['gatewayStatus'];
+  const patch = result['patch'];
   return {
     renderId: text(result['renderId'], 'renderId'),
     haproxyConfig: text(result['haproxyConfig'], 'haproxyConfig'),
@@ -49,7 +50,26 @@ function readResult(raw: unknown): CheckedPipelineResult {
     ...(findings === undefined ? {} : { findings: list(findings, 'findings').map((f, i) => readRejection(f, `findings[${i}]`)) }),
     // Read by a status writer, which checks what it uses; here only that it is an object.
     ...(gatewayStatus === undefined ? {} : { gatewayStatus: record(gatewayStatus, 'gatewayStatus') as unknown as GatewayStatusReport }),
+    ...(patch === undefined ? {} : { patch: readPatch(patch) }),
   };
+}
+
+/** A patch's shape: the render it edits, and per file a list of edits with whole-number offsets. */
+function readPatch(raw: unknown): RenderPatch {
+  const patch = record(raw, 'patch');
+  const from = text(patch['from'], 'patch.from');
+  const edits: Record<string, TextEdit[]> = {};
+  for (const [file, fileEdits] of Object.entries(record(patch['edits'], 'patch.edits'))) {
+    edits[file] = list(fileEdits, `patch.edits[${JSON.stringify(file)}]`).map((rawEdit, i) => {
+      const what = `patch.edits[${JSON.stringify(file)}][${i}]`;
+      const edit = record(rawEdit, what);
+      const at = finite(edit['at'], `${what}.at`);
+      const remove = finite(edit['remove'], `${what}.remove`);
+      if (!Number.isInteger(at) || at < 0 || !Number.isInteger(remove) || remove < 0) throw new MalformedResultError(`${what} has offsets that are not whole numbers from 0`);
+      return { at, remove, text: text(edit['text'], `${what}.text`) };
+    });
+  }
+  return { from, edits };
 }
 
 /**

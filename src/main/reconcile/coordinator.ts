@@ -62,6 +62,8 @@ export interface CoordinatorStats {
 interface PendingBaseline {
   readonly renderId: string;
   readonly baseline: RenderBaseline;
+  /** UTF-8 bytes of the baseline's config. */
+  readonly configBytes?: number;
 }
 
 export class Coordinator {
@@ -186,9 +188,11 @@ export class Coordinator {
       this.#renders++;
       this.#retryDelayMs = this.#retryBaseMs;
       if (exclusions !== undefined) this.#exclusions?.settle(exclusions, result.rejections);
+      const configBytes = configBytesOf(result, this.#pending ?? this.#confirmed);
       this.#pending = {
         renderId: result.renderId,
         baseline: { haproxyConfig: result.haproxyConfig, auxiliaryFiles: result.auxiliaryFiles },
+        configBytes,
       };
       const aux = result.auxiliaryFiles;
       this.#bus.publish(
@@ -199,7 +203,7 @@ export class Coordinator {
             haproxyConfig: result.haproxyConfig,
             auxiliaryFiles: aux,
             checksum: result.checksum,
-            configBytes: Buffer.byteLength(result.haproxyConfig),
+            configBytes,
             auxiliaryFileCount:
               Object.keys(aux.maps).length + Object.keys(aux.files).length + Object.keys(aux.certificates).length,
             durationMs,
@@ -213,6 +217,7 @@ export class Coordinator {
             ...(result.servedIngresses === undefined ? {} : { servedIngresses: result.servedIngresses }),
             ...(result.findings === undefined ? {} : { findings: result.findings }),
             ...(result.gatewayStatus === undefined ? {} : { gatewayStatus: result.gatewayStatus }),
+            ...(result.patch === undefined ? {} : { patch: result.patch }),
           },
           trigger,
           this.#clock,
@@ -293,4 +298,17 @@ function countRejections(rejections: readonly Rejection[]): Record<string, numbe
 
 function toError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
+}
+
+/**
+ * UTF-8 bytes of a result's config: for a patch of the previous render, its bytes and those of the
+ * edits (no pass over the whole config); otherwise counted.
+ */
+function configBytesOf(result: CheckedPipelineResult, previous: PendingBaseline | undefined): number {
+  const edits = result.patch?.from === previous?.renderId ? result.patch?.edits['config'] : undefined;
+  const before = previous?.baseline.haproxyConfig;
+  if (edits === undefined || previous?.configBytes === undefined || before === undefined) return Buffer.byteLength(result.haproxyConfig);
+  let bytes = previous.configBytes;
+  for (const edit of edits) bytes += Buffer.byteLength(edit.text) - Buffer.byteLength(before.slice(edit.at, edit.at + edit.remove));
+  return bytes;
 }

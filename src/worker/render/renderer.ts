@@ -14,9 +14,12 @@ import { GuardedReader } from '../store/guarded-reader.js';
 import type { IndexedStore } from '../store/indexed-store.js';
 import { escapeLogText, printable } from '../store/log-text.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, MAX_SERVER_SLOTS } from '../store/value-limits.js';
-import type { AuxiliaryFiles, OriginIndex, Rejection, RenderBaseline, RenderExclusions, RenderOutcome, TemplateSetSource } from '../protocol.js';
+import type { AuxiliaryFiles, OriginIndex, Rejection, RenderBaseline, RenderExclusions, RenderOutcome, RenderSuccess, TemplateSetSource } from '../protocol.js';
 import { ExclusionFilter } from '../store/render-exclusions.js';
+import { ConfigDigest } from './config-digest.js';
 import { OriginIndexer } from './origin-index.js';
+import { endpointLane, laneBase, storeAt, type LaneBase, type LaneRender } from './endpoint-lane.js';
+import { SliceServices } from './slice-services.js';
 import { outputPaths, type RenderScope, type TemplateEngine } from '../templates/template-engine.js';
 import { formatIssue, IncrementalValidator, type ValidationIssue } from '../validate/validator.js';
 
@@ -43,14 +46,19 @@ interface EngineState {
   readonly validator: IncrementalValidator;
   /** The last text and digest of each output file, for the checksum. */
   readonly digests: Map<string, { text: string; digest: string }>;
+  /** The config's digest, kept per block between renders. */
+  readonly configDigest: ConfigDigest;
   /** The origin index's objects and names, reused where the model's objects are the same. */
   readonly origins: OriginIndexer;
+  /** The Service of each EndpointSlice, and what the last render leaves the endpoint lane. */
+  readonly slices: SliceServices;
+  lane: LaneBase | undefined;
 }
 
 function stateOf(engine: TemplateEngine): EngineState {
   let state = engineStates.get(engine);
   if (state === undefined) {
-    state = { validator: new IncrementalValidator(), digests: new Map(), origins: new OriginIndexer() };
+    state = { validator: new IncrementalValidator(), digests: new Map(), configDigest: new ConfigDigest(), origins: new OriginIndexer(), slices: new SliceServices(), lane: undefined };
     engineStates.set(engine, state);
   }
   return state;
@@ -89,6 +97,24 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
   let origins: OriginIndex;
   let served: readonly string[] | undefined;
   const state = stateOf(engine);
+  // Bad values (modelOptions throws) fail in the whole render below, with its message.
+  let sliceStore: string | undefined;
+  try {
+    sliceStore = modelOptions(set.values).stores.endpointSlices;
+  } catch {
+    sliceStore = undefined;
+  }
+  const changes = sliceStore === undefined ? undefined : state.slices.observe(request.lookup(sliceStore));
+  const base = state.lane;
+  state.lane = undefined;
+  if (base !== undefined && sliceStore !== undefined && warnings.length === 0) {
+    const lane = withGuardContext(context, () => endpointLane(engine, base, { ...request, context, paths, baseline: request.baseline, exclusions: request.exclusions }, changes));
+    if (lane !== undefined) {
+      const outcome = laneOutcome(lane, base, state, request.storeVersion, start);
+      if (outcome.ok) state.lane = { ...base, outcome, generations: new Map(base.generations).set(sliceStore, storeAt(request.lookup(sliceStore))) };
+      return outcome;
+    }
+  }
   try {
     output = withGuardContext(context, () => {
       reader.collectRejections(set.stores.map((def) => def.name));
@@ -113,10 +139,10 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
   const auxiliary = validator.checkAuxiliaryFiles(output.auxiliaryFiles, output.haproxyConfig, paths);
   warnings.push(...auxiliary.warnings);
   if (auxiliary.errors.length > 0) return failure('auxiliary', auxiliary.errors, warnings, rejections);
-  const sum = checksum(output.haproxyConfig, output.auxiliaryFiles, digests);
+  const sum = checksum(output.haproxyConfig, output.auxiliaryFiles, digests, state.configDigest);
   const validated = performance.now();
 
-  return {
+  const success: RenderSuccess = {
     ok: true,
     haproxyConfig: output.haproxyConfig,
     auxiliaryFiles: output.auxiliaryFiles,
@@ -130,6 +156,22 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
     ...(findings.length === 0 ? {} : { findings }),
     ...(scope.routing === undefined || scope.routing.gateway.status.gatewayClasses.length === 0 ? {} : { gatewayStatus: scope.routing.gateway.status }),
   };
+  state.lane = laneBase(set, request, success, scope.routing, scope.templateReads ?? new Set());
+  return success;
+}
+
+/** The lane's render as an outcome: checked for size, checksummed, everything else the base's. */
+function laneOutcome(lane: LaneRender, base: LaneBase, state: EngineState, storeVersion: number, start: number): RenderOutcome {
+  const previous = base.outcome;
+  const tooLarge = outputSizeProblem(lane.haproxyConfig, lane.auxiliaryFiles, undefined);
+  if (tooLarge !== null) return { ok: false, phase: 'render', message: tooLarge, warnings: [...previous.warnings], rejections: previous.rejections };
+  const edits = lane.edits['config'] ?? [];
+  const first = edits[0];
+  const last = edits[edits.length - 1];
+  const window = first === undefined || last === undefined ? undefined : { prefix: first.at, suffix: previous.haproxyConfig.length - (last.at + last.remove) };
+  const sum = checksum(lane.haproxyConfig, lane.auxiliaryFiles, state.digests, state.configDigest, window);
+  const rendered = performance.now();
+  return { ...previous, haproxyConfig: lane.haproxyConfig, auxiliaryFiles: lane.auxiliaryFiles, checksum: sum, storeVersion, timings: { renderMs: rendered - start, validateMs: 0, totalMs: rendered - start }, edits: lane.edits };
 }
 
 /** A routing finding as a rejection of its Ingress; the reason is the warning without its `Ingress ns/name: ` lead. */
@@ -168,13 +210,20 @@ function outputSizeProblem(config: string, aux: AuxiliaryFiles, configured: unkn
 }
 
 /**
- * SHA-256 over the config's digest and each auxiliary file's kind, name and digest, in a fixed
- * order. Per-file digests let an unchanged file (the same text as in the previous render) skip
- * hashing: `digests` remembers the last text and digest per file.
+ * SHA-256 over the config's digest (combined from its blocks', config-digest.ts) and each
+ * auxiliary file's kind, name and digest, in a fixed order. Per-file digests let an unchanged
+ * file (the same text as in the previous render) skip hashing: `digests` remembers the last text
+ * and digest per file, and `configDigest` the config's blocks.
  */
-export function checksum(config: string, aux: AuxiliaryFiles, digests?: Map<string, { text: string; digest: string }>): string {
+export function checksum(
+  config: string,
+  aux: AuxiliaryFiles,
+  digests?: Map<string, { text: string; digest: string }>,
+  configDigest: ConfigDigest = new ConfigDigest(),
+  window?: { readonly prefix: number; readonly suffix: number },
+): string {
   const hash = createHash('sha256');
-  hash.update(fileDigest('config', config, digests));
+  hash.update(configDigest.digest(config, window));
   for (const kind of ['maps', 'files', 'certificates'] as const) {
     const files = aux[kind];
     for (const name of Object.keys(files).sort()) {

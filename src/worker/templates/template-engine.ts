@@ -10,7 +10,9 @@ import { join } from 'node:path/posix';
 import { modelOptions, type RoutingModel } from '../routing/model.js';
 import { RoutingBuilder } from '../routing/routing-builder.js';
 import type { ModelSource } from '../routing/model-source.js';
-import { checkMemoBlocks, MEMO_ID } from './memo-check.js';
+import { checkMemoBlocks } from './memo-check.js';
+import { MemoCache } from './memo-cache.js';
+import { registerMemoHelper } from './memo-helper.js';
 import { httpResourceContent } from './http-resource-helper.js';
 import type { AuxiliaryFiles, KubeObject, OutputPaths, RenderBaseline, TemplateSetSource } from '../protocol.js';
 import type { Warn } from '../routing/findings.js';
@@ -28,8 +30,8 @@ interface CompiledSet {
   readonly certificates: [string, Template][];
   /** The routing model builder of this set (its options come from the set's values). */
   readonly builder: RoutingBuilder;
-  /** Text of each memo block by key object; entries die with their key objects. */
-  readonly memo: Map<string, WeakMap<object, string>>;
+  /** Text of each memo block by key object, and the blocks themselves. */
+  readonly memo: MemoCache;
 }
 
 /** Per-render state that helpers read through `@scope`. */
@@ -44,8 +46,10 @@ export interface RenderScope {
   readonly emitted: { maps: Record<string, string>; files: Record<string, string>; certificates: Record<string, string> };
   routing?: RoutingModel;
   /** Set by the engine: the set's memo cache, and how many memo blocks are being rendered. */
-  memo?: Map<string, WeakMap<object, string>>;
+  memo?: MemoCache;
   memoDepth?: number;
+  /** Set by the engine: the stores templates read themselves (`list`, `fetch`, `getSingle`), not through the model. */
+  templateReads?: Set<string>;
 }
 
 export type { OutputPaths } from '../protocol.js';
@@ -127,11 +131,16 @@ export class TemplateEngine {
       files: entries('files', set.files),
       certificates: entries('sslCertificates', set.sslCertificates),
       builder: new RoutingBuilder(modelOptions(set.values), set.values),
-      memo: new Map(),
+      memo: new MemoCache(),
     };
     this.#compiled.set(set.hash, compiled);
     while (this.#compiled.size > MAX_CACHED_SETS) this.#compiled.delete(this.#compiled.keys().next().value as string);
     return compiled;
+  }
+
+  /** The memo blocks of a compiled set (compiled now if it is not cached). */
+  memoOf(set: TemplateSetSource): MemoCache {
+    return this.compile(set).memo;
   }
 
   /**
@@ -160,6 +169,7 @@ export class TemplateEngine {
     const compiled = this.compile(set);
     scope.memo = compiled.memo;
     scope.memoDepth = 0;
+    scope.templateReads = new Set();
     const context = {
       values: scope.values,
       storeVersion,
@@ -209,17 +219,6 @@ interface HelperOptions {
   inverse?: (context: unknown) => string;
 }
 
-/**
- * Handlebars builds text by concatenation, which V8 keeps as a rope of pieces until something
- * reads it. A cached text is part of every later render's output; flattening it once here saves
- * re-walking its pieces each time the whole output is read (validated, hashed, copied to the
- * main thread). Converting a string to a number is what makes V8 flatten it; the value is unused.
- */
-function flatten(text: string): string {
-  void Number(text);
-  return text;
-}
-
 function scopeOf(options: HelperOptions): RenderScope {
   const scope = options.data.scope as RenderScope | undefined;
   if (scope === undefined) throw new Error('helper called outside a render');
@@ -233,6 +232,13 @@ function unmemoizedScope(options: HelperOptions, helper: string): RenderScope {
     throw new Error(`${helper} cannot be used inside a memo block: a memo block's text may depend only on its key object and @root.values / @root.paths`);
   }
   return scope;
+}
+
+/** The reader for a template's own store read, noted in the scope (see RenderScope.templateReads). */
+function storeReader(options: HelperOptions, helper: string, store: unknown): ModelSource {
+  const scope = unmemoizedScope(options, helper);
+  scope.templateReads?.add(String(store));
+  return scope.reader;
 }
 
 /** Handlebars passes its options object last; these split it from the positional arguments. */
@@ -268,15 +274,15 @@ function registerHelpers(hb: HandlebarsEnv): void {
   // Store reads never throw into a template: a missing store reads as empty.
   hb.registerHelper('list', (...args: unknown[]) => {
     const { params, options } = split(args);
-    return unmemoizedScope(options, 'list').reader.list(String(params[0]));
+    return storeReader(options, 'list', params[0]).list(String(params[0]));
   });
   hb.registerHelper('fetch', (...args: unknown[]) => {
     const { params, options } = split(args);
-    return unmemoizedScope(options, 'fetch').reader.fetch(String(params[0]), params.slice(1).map(String));
+    return storeReader(options, 'fetch', params[0]).fetch(String(params[0]), params.slice(1).map(String));
   });
   hb.registerHelper('getSingle', (...args: unknown[]) => {
     const { params, options } = split(args);
-    return unmemoizedScope(options, 'getSingle').reader.getSingle(String(params[0]), params.slice(1).map(String));
+    return storeReader(options, 'getSingle', params[0]).getSingle(String(params[0]), params.slice(1).map(String));
   });
   // {{httpResource "name"}}: the template set's HTTP resource (see http-resource-helper.ts).
   hb.registerHelper('httpResource', (...args: unknown[]) => {
@@ -342,40 +348,7 @@ function registerHelpers(hb: HandlebarsEnv): void {
     unmemoizedScope(options, 'emit').emitted[kind][name] = options.fn(this);
     return '';
   });
-  // {{#memo obj}}...{{/memo}}: renders the block with `obj` as its context, once per object: the
-  // text is reused for as long as `obj` lives. The block may read only its context, and
-  // @root.values / @root.paths (checked when the set is compiled); store reads, emit and warn
-  // throw inside it. A key that is not an object renders the block without caching.
-  hb.registerHelper('memo', function (...args: unknown[]) {
-    const { params, options } = split(args);
-    if (options.fn === undefined) throw new Error('memo must be used as a block helper');
-    if (params.length !== 1) throw new Error(`memo takes one key object, got ${params.length} arguments`);
-    const id = options.hash[MEMO_ID];
-    if (typeof id !== 'string') throw new Error('memo block was not prepared by the template engine');
-    const scope = scopeOf(options);
-    const key = params[0];
-    const cacheable = key !== null && typeof key === 'object' && scope.memo !== undefined;
-    let texts: WeakMap<object, string> | undefined;
-    if (cacheable) {
-      texts = scope.memo?.get(id);
-      if (texts === undefined) {
-        texts = new WeakMap();
-        scope.memo?.set(id, texts);
-      }
-      const text = texts.get(key);
-      if (text !== undefined) return text;
-    }
-    scope.memoDepth = (scope.memoDepth ?? 0) + 1;
-    let text: string;
-    try {
-      // A fresh data frame: @index and friends of enclosing blocks are not visible inside.
-      text = options.fn(key, { data: { scope, root: { values: scope.values, paths: scope.paths } } });
-    } finally {
-      scope.memoDepth--;
-    }
-    if (texts !== undefined) texts.set(key as object, flatten(text));
-    return text;
-  });
+  registerMemoHelper(hb, scopeOf);
   hb.registerHelper('warn', (...args: unknown[]) => {
     const { params, options } = split(args);
     unmemoizedScope(options, 'warn').warn(params.map(String).join(' '));

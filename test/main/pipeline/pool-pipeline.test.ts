@@ -136,6 +136,35 @@ describe('PoolPipeline', () => {
     expect(pool.stats.filesReused).toBeGreaterThan(reusedBefore);
   });
 
+  it('receives an endpoint-only render as edits of the output it holds, and hands back the complete output with its patch', async () => {
+    const stores = new StoreProvider(set.stores);
+    const cluster = new SyntheticCluster({ ingresses: 40, seed: 9 });
+    cluster.populate(stores);
+    let last = await pool.execute(never, stores, 'reconcile');
+    let patched = 0;
+    for (let i = 0; i < 8; i++) {
+      stores.store('endpointslices').upsert(cluster.endpointSlice(i * 3, 100 + i));
+      // A copied baseline, as the Coordinator's result check makes: still named by reference.
+      const baseline = { haproxyConfig: last.haproxyConfig, auxiliaryFiles: { ...last.auxiliaryFiles } };
+      const [fromPool, fromInline] = await Promise.all([
+        pool.execute(never, stores, 'reconcile', { baseline }),
+        inline.execute(never, stores, 'reconcile', { baseline }),
+      ]);
+      expect(fromPool.haproxyConfig).toBe(fromInline.haproxyConfig);
+      expect(fromPool.auxiliaryFiles).toEqual(fromInline.auxiliaryFiles);
+      expect(fromPool.checksum).toBe(fromInline.checksum);
+      expect(fromPool.origins?.sections).toEqual(fromInline.origins?.sections);
+      if (fromPool.patch !== undefined) {
+        patched++;
+        expect(fromPool.patch.from).toBe(last.renderId);
+        expect(Object.keys(fromPool.patch.edits)).toContain('config');
+      }
+      last = fromPool;
+    }
+    // Renders alternate between the pool's workers; a worker whose previous output is the baseline patches it.
+    expect(patched).toBeGreaterThan(0);
+  });
+
   it('reports an empty queue and zero utilization before its first render, and a utilization between 0 and 1 after it', async () => {
     const fresh = await PoolPipeline.create({ templateSet: set, threads: 1, logger: silentLogger() });
     try {

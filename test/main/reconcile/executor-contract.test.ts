@@ -93,6 +93,8 @@ describe('PipelineExecutor contract', () => {
     ['a rejection without a reason', () => ({ ...minimalResult(1), rejections: [{ kind: 'Ingress', namespace: 'a', name: 'b', scope: 'object' }] }), /rejections\[0\]\.reason is not a string/],
     ['a map that is not text', () => ({ ...minimalResult(1), auxiliaryFiles: { maps: { 'a.map': 7 }, files: {}, certificates: {} } }), /auxiliaryFiles\.maps\["a\.map"\] is not a string/],
     ['a storeVersion of NaN', () => ({ ...minimalResult(1), storeVersion: Number.NaN }), /storeVersion is not a finite number/],
+    ['a patch whose edits are not a list', () => ({ ...minimalResult(1), patch: { from: 'render-0', edits: { config: 'all' } } }), /patch\.edits\["config"\] is not an array/],
+    ['a patch with a negative offset', () => ({ ...minimalResult(1), patch: { from: 'render-0', edits: { config: [{ at: -1, remove: 0, text: '' }] } } }), /patch\.edits\["config"\]\[0\] has offsets that are not whole numbers from 0/],
     [
       'a result whose getter throws',
       () =>
@@ -129,5 +131,12 @@ describe('readPipelineResult', () => {
     raw.warnings.push('late');
     expect(read.warnings).toEqual(['w']);
     expect(read.rejections).toEqual([]);
+  });
+
+  it('reads a patch as the render it edits and its edits, copied', () => {
+    const edits = [{ at: 4, remove: 2, text: 'xy' }];
+    const read = readPipelineResult({ ...minimalResult(3), patch: { from: 'render-2', edits: { config: edits } } });
+    edits.push({ at: 9, remove: 0, text: 'late' });
+    expect(read.patch).toEqual({ from: 'render-2', edits: { config: [{ at: 4, remove: 2, text: 'xy' }] } });
   });
 });

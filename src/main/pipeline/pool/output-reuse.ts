@@ -2,12 +2,13 @@
 // A worker leaves out of its result every file equal to the one in the last output the main
 // thread received from it (one output per worker is held here), since copying a 4 MiB config
 // back costs the main thread milliseconds; the files are put back here before anyone sees it.
-import type { AuxiliaryFiles, RenderBaseline, RenderSuccess, ReusedFiles } from '../../../worker/protocol.js';
+import type { AuxiliaryFiles, OriginIndex, RenderBaseline, RenderSuccess, ReusedFiles } from '../../../worker/protocol.js';
+import { applyEdits } from '../../../worker/render/text-window.js';
 import { PipelineError } from '../../core/errors.js';
 
 interface ReceivedOutput {
   readonly renderId: string;
-  readonly output: { readonly haproxyConfig: string; readonly auxiliaryFiles: AuxiliaryFiles };
+  readonly output: { readonly haproxyConfig: string; readonly auxiliaryFiles: AuxiliaryFiles; readonly origins?: OriginIndex | undefined };
 }
 
 export class OutputReuse {
@@ -22,9 +23,16 @@ export class OutputReuse {
     return this.#filesReused;
   }
 
-  /** The render ID of `baseline` when it is an output of this pool, so a task can name it. */
+  /**
+   * The render ID of `baseline` when it is an output of this pool, so a task can name it: by the
+   * identity of its files object, or (a copy, as the Coordinator's result check makes) by its
+   * texts being those of an output held for a worker (the same strings compare by reference).
+   */
   idOf(baseline: RenderBaseline): string | undefined {
-    return this.#outputIds.get(baseline.auxiliaryFiles);
+    const known = this.#outputIds.get(baseline.auxiliaryFiles);
+    if (known !== undefined) return known;
+    for (const { renderId, output } of this.#received.values()) if (sameTexts(baseline, output)) return renderId;
+    return undefined;
   }
 
   /** By worker thread ID, the render ID of the output held for it (a task's `receivedOutputs`). */
@@ -40,7 +48,7 @@ export class OutputReuse {
     const full = this.#restore(result);
     this.#outputIds.set(full.auxiliaryFiles, renderId);
     if (full.threadId !== undefined) {
-      this.#received.set(full.threadId, { renderId, output: { haproxyConfig: full.haproxyConfig, auxiliaryFiles: full.auxiliaryFiles } });
+      this.#received.set(full.threadId, { renderId, output: { haproxyConfig: full.haproxyConfig, auxiliaryFiles: full.auxiliaryFiles, origins: full.origins } });
     }
     return full;
   }
@@ -68,8 +76,44 @@ export class OutputReuse {
       aux[kind][name] = text;
     }
     this.#filesReused += reused.files.length + (reused.config ? 1 : 0);
-    const restored: RenderSuccess & { reused?: ReusedFiles } = { ...result, haproxyConfig: reused.config ? held.output.haproxyConfig : result.haproxyConfig, auxiliaryFiles: aux };
+    let haproxyConfig = reused.config ? held.output.haproxyConfig : result.haproxyConfig;
+    const edits = reused.edits;
+    if (edits !== undefined) {
+      // Edited files are the held text with the edits: spliced, not copied (V8 keeps the pieces).
+      const edited = (id: string, before: string | undefined): string => {
+        const text = before === undefined ? undefined : applyEdits(before, edits[id] ?? []);
+        if (text === undefined) throw new PipelineError('render', `worker ${String(result.threadId)} sent edits of ${id} that do not apply to output ${reused.from}`, undefined, 'WORKER_FAILED');
+        return text;
+      };
+      for (const id of Object.keys(edits)) {
+        if (id === 'config') haproxyConfig = edited(id, held.output.haproxyConfig);
+        else {
+          const cut = id.indexOf('/');
+          const kind = id.slice(0, cut) as keyof AuxiliaryFiles;
+          if (!Object.hasOwn(aux, kind)) throw new PipelineError('render', `worker ${String(result.threadId)} sent edits of ${id}, which is no file`, undefined, 'WORKER_FAILED');
+          aux[kind][id.slice(cut + 1)] = edited(id, held.output.auxiliaryFiles[kind]?.[id.slice(cut + 1)]);
+        }
+      }
+    }
+    const restored: RenderSuccess & { reused?: ReusedFiles } = {
+      ...result,
+      haproxyConfig,
+      auxiliaryFiles: aux,
+      ...(edits === undefined ? {} : { patch: { from: reused.from, edits }, ...(held.output.origins === undefined ? {} : { origins: held.output.origins }) }),
+    };
     delete restored.reused;
     return restored;
   }
+}
+
+function sameTexts(baseline: RenderBaseline, output: ReceivedOutput['output']): boolean {
+  if (baseline.haproxyConfig !== output.haproxyConfig) return false;
+  for (const kind of ['maps', 'files', 'certificates'] as const) {
+    const a = baseline.auxiliaryFiles[kind];
+    const b = output.auxiliaryFiles[kind];
+    const names = Object.keys(b);
+    if (Object.keys(a).length !== names.length) return false;
+    for (const name of names) if (a[name] !== b[name]) return false;
+  }
+  return true;
 }

@@ -1,0 +1,63 @@
+// The config diff of a render given as edits of the deployed one (RenderPatch, the endpoint
+// lane's): the same classification as diffRenders, computed on the edited sections and files
+// alone, so a change of one backend in a 5 MiB config costs what that backend costs. Config edits
+// cover whole sections, so the edited sections of both renders, in order, are configs of their
+// own; auxiliary files named by the patch are compared whole, the others are the same text.
+import type { AuxiliaryFiles, RenderPatch } from '../../worker/protocol.js';
+import { diffRenders, type ConfigDiff, type DiffInput, type DiffOptions } from './config-diff.js';
+import type { DeployableRender } from './deploy-target.js';
+import { VIEW_PREFIX } from './runtime-view.js';
+
+export type { ConfigDiff, DiffOptions } from './config-diff.js';
+
+const KINDS = ['maps', 'files', 'certificates'] as const;
+
+/** The diff from what runs to `next`: by the patch's edits when `next` is a patch of exactly that render (not of a runtime view on it). */
+export function diffDeployed(live: DeployableRender, next: DeployableRender, options: DiffOptions = {}): ConfigDiff {
+  const patch = next.patch;
+  if (patch !== undefined && patch.from === live.renderId && !live.checksum.startsWith(VIEW_PREFIX)) return diffPatch(live, next, patch, options);
+  return diffRenders(live, next, options);
+}
+
+/** The diff from `deployed` to `next`, where `next` is `deployed` with `patch` (patch.from is deployed's renderId). */
+export function diffPatch(deployed: DiffInput, next: DiffInput, patch: RenderPatch, options: DiffOptions = {}): ConfigDiff {
+  const edits = patch.edits['config'] ?? [];
+  let before = '';
+  let after = '';
+  for (const edit of edits) {
+    before += deployed.haproxyConfig.slice(edit.at, edit.at + edit.remove);
+    after += edit.text;
+  }
+  const oldFiles: Record<(typeof KINDS)[number], Record<string, string>> = { maps: {}, files: {}, certificates: {} };
+  const newFiles: Record<(typeof KINDS)[number], Record<string, string>> = { maps: {}, files: {}, certificates: {} };
+  for (const id of Object.keys(patch.edits)) {
+    if (id === 'config') continue;
+    const cut = id.indexOf('/');
+    const kind = KINDS.find((k) => k === id.slice(0, cut));
+    const name = id.slice(cut + 1);
+    if (kind === undefined) continue;
+    const a = deployed.auxiliaryFiles[kind][name];
+    const b = next.auxiliaryFiles[kind][name];
+    if (a !== undefined) oldFiles[kind][name] = a;
+    if (b !== undefined) newFiles[kind][name] = b;
+  }
+  return diffRenders({ haproxyConfig: before, auxiliaryFiles: oldFiles as AuxiliaryFiles }, { haproxyConfig: after, auxiliaryFiles: newFiles as AuxiliaryFiles }, options);
+}
+
+/** `diffDeployed` that keeps the last pair's answer, keyed by the two checksums. */
+export class LastDiff {
+  readonly #options: DiffOptions;
+  #last: { readonly from: string; readonly to: string; readonly diff: ConfigDiff } | undefined;
+
+  constructor(options: DiffOptions = {}) {
+    this.#options = options;
+  }
+
+  of(deployed: DeployableRender, next: DeployableRender): ConfigDiff {
+    const last = this.#last;
+    if (last?.from === deployed.checksum && last.to === next.checksum) return last.diff;
+    const diff = diffDeployed(deployed, next, this.#options);
+    this.#last = { from: deployed.checksum, to: next.checksum, diff };
+    return diff;
+  }
+}

@@ -1,0 +1,223 @@
+// The endpoint lane: a render after EndpointSlice changes alone, at the cost of the backends they
+// touch. Their servers are resolved and slotted by the routing model's own functions
+// (serviceServers, assignSlots), each backend's section is re-rendered by the memo block that
+// rendered it (MemoCache.rerender: a memo block's text depends only on its key object and the
+// set's constants), and the new texts are spliced into the previous output, as are the backends'
+// server-slots lines. The result is what a whole render would give. Whenever that cannot be
+// shown cheaply, the lane declines (undefined) and the caller renders the whole set:
+// - anything but the EndpointSlice store changed, or the template set, exclusions or baseline;
+// - a template reads the EndpointSlice store itself, or a backend's section is not a memo block
+//   of the config keyed by its model object;
+// - a changed slice is rejected (whole or in part), or was; a touched backend is a Gateway
+//   backend, a DNS one, one without servers, or its Service had a warning; resolving it warns;
+// - the slot count of a backend changes (slots are structure: a reload follows anyway).
+// Changed server lines keep their number of lines, so the origin index of the base still holds.
+import type { KubeObject, OriginIndex, RenderBaseline, RenderExclusions, RenderSuccess, TemplateSetSource, TextEdit } from '../protocol.js';
+import type { Backend, RoutingModel } from '../routing/model.js';
+import { modelOptions } from '../routing/model.js';
+import { RecordedReads } from '../routing/recorded-reads.js';
+import { assignSlots, SERVER_SLOTS_FILE, slotLine } from '../routing/server-slots.js';
+import { serviceServers } from '../routing/service-backend.js';
+import type { GuardContext } from '../store/guard-context.js';
+import { GuardedReader } from '../store/guarded-reader.js';
+import type { IndexedStore } from '../store/indexed-store.js';
+import { guardObject } from '../store/object-guard.js';
+import { ExclusionFilter } from '../store/render-exclusions.js';
+import type { OutputPaths, RenderScope, TemplateEngine } from '../templates/template-engine.js';
+import type { SliceChange } from './slice-services.js';
+import { applyEdits, sortedEdits } from './text-window.js';
+
+/** What a render leaves for the lane: its output and what it was rendered from. */
+export interface LaneBase {
+  readonly setHash: string;
+  readonly exclusions: string;
+  /** Each store of the set at the render, and its generation then (a store replaced by another instance counts as changed). */
+  readonly generations: ReadonlyMap<string, { readonly store: IndexedStore | undefined; readonly generation: number }>;
+  readonly outcome: RenderSuccess;
+  /** The current object of each backend (the model's, or the lane's since), by name. */
+  readonly backends: Map<string, Backend>;
+  /** Backend names by `namespace/service`, built on first use. */
+  byService?: Map<string, string[]>;
+  /** Stores the templates read themselves. */
+  readonly templateReads: ReadonlySet<string>;
+}
+
+export interface LaneRequest {
+  readonly set: TemplateSetSource;
+  readonly lookup: (store: string) => IndexedStore | undefined;
+  readonly baseline: RenderBaseline | undefined;
+  readonly exclusions: RenderExclusions | undefined;
+  readonly context: GuardContext;
+  readonly paths: OutputPaths;
+}
+
+/** The lane's render: the output, and its edits against the base's. */
+export interface LaneRender {
+  readonly haproxyConfig: string;
+  readonly auxiliaryFiles: RenderSuccess['auxiliaryFiles'];
+  /** By file (`config`, `files/server-slots.txt`). */
+  readonly edits: Readonly<Record<string, readonly TextEdit[]>>;
+  readonly origins: OriginIndex | undefined;
+}
+
+/** The base a whole render leaves. */
+export function laneBase(set: TemplateSetSource, request: { readonly lookup: LaneRequest['lookup']; readonly exclusions?: RenderExclusions | undefined }, outcome: RenderSuccess, routing: RoutingModel | undefined, templateReads: ReadonlySet<string>): LaneBase | undefined {
+  if (routing === undefined) return undefined;
+  const generations = new Map<string, { store: IndexedStore | undefined; generation: number }>();
+  for (const def of set.stores) generations.set(def.name, storeAt(request.lookup(def.name)));
+  const backends = new Map<string, Backend>();
+  for (const backend of routing.backends) backends.set(backend.name, backend);
+  return { setHash: set.hash, exclusions: exclusionsKey(request.exclusions), generations, outcome, backends, templateReads };
+}
+
+/** A store and its generation now, for LaneBase.generations. */
+export function storeAt(store: IndexedStore | undefined): { store: IndexedStore | undefined; generation: number } {
+  return { store, generation: store?.generation ?? -1 };
+}
+
+export function exclusionsKey(exclusions: RenderExclusions | undefined): string {
+  return exclusions === undefined ? '' : JSON.stringify(exclusions);
+}
+
+/** The render after `changes` (all in the EndpointSlice store), or undefined when the lane declines. */
+export function endpointLane(engine: TemplateEngine, base: LaneBase, request: LaneRequest, changes: readonly SliceChange[] | undefined): LaneRender | undefined {
+  const { set, lookup } = request;
+  const options = modelOptions(set.values);
+  const sliceStore = options.stores.endpointSlices;
+  if (changes === undefined || changes.length === 0 || base.setHash !== set.hash || base.exclusions !== exclusionsKey(request.exclusions)) return undefined;
+  if (base.templateReads.has(sliceStore) || !sameOutput(request.baseline, base.outcome)) return undefined;
+  for (const [name, at] of base.generations) {
+    const now = lookup(name);
+    if (now !== at.store || (name !== sliceStore && (now?.generation ?? -1) !== at.generation)) return undefined;
+  }
+  const store = lookup(sliceStore);
+  const kind = store?.definition?.kind ?? 'EndpointSlice';
+  const services = new Set<string>();
+  for (const change of changes) {
+    const object = store?.get(change.key);
+    if (object !== undefined && !cleanVerdict(object, request.context)) return undefined;
+    if (base.outcome.rejections.some((r) => r.kind === kind && `${r.namespace}/${r.name}` === change.key)) return undefined;
+    for (const service of change.services) services.add(service);
+  }
+  const byService = (base.byService ??= indexByService(base.backends));
+  const reader = new GuardedReader(lookup, () => undefined, request.context, new ExclusionFilter(request.exclusions));
+  const changed: [Backend, Backend][] = [];
+  for (const service of services) {
+    if (base.outcome.warnings.some((warning) => warning.includes(` ${service}`))) return undefined;
+    for (const name of byService.get(service) ?? []) {
+      const backend = base.backends.get(name) as Backend;
+      const next = reslotted(backend, reader, options);
+      if (next === undefined) return undefined;
+      if (next !== backend) changed.push([backend, next]);
+    }
+  }
+  return splice(engine, base, request, changed);
+}
+
+/** The backend with its servers resolved again: itself when they are the same, undefined to decline. */
+function reslotted(backend: Backend, reader: GuardedReader, options: ReturnType<typeof modelOptions>): Backend | undefined {
+  if (backend.dns || backend.gateway !== undefined || backend.servers.length === 0) return undefined;
+  const reads = new RecordedReads(reader);
+  const port = /^\d+$/.test(backend.port) ? { number: Number(backend.port) } : { name: backend.port };
+  const { addresses, dns } = serviceServers(reads, options, backend.namespace, { service: { name: backend.service, port } }, backend.name, backend.ingress);
+  if (dns || reads.log.length > 0) return undefined;
+  const servers = assignSlots(addresses, backend.servers.map((server) => (server.enabled ? server.address : '')), options.serverSlots);
+  if (servers.length !== backend.servers.length) return undefined;
+  let same = true;
+  for (let i = 0; i < servers.length; i++) {
+    const a = servers[i] as Backend['servers'][number];
+    const b = backend.servers[i] as Backend['servers'][number];
+    if (a.name !== b.name) return undefined;
+    if (a.address !== b.address || a.enabled !== b.enabled) same = false;
+  }
+  return same ? backend : Object.freeze({ ...backend, servers: Object.freeze(servers) });
+}
+
+/** The base's output with the changed backends' sections and slot lines re-rendered in place. */
+function splice(engine: TemplateEngine, base: LaneBase, request: LaneRequest, changed: readonly [Backend, Backend][]): LaneRender | undefined {
+  const { outcome } = base;
+  const config = outcome.haproxyConfig;
+  const slots = outcome.auxiliaryFiles.files[SERVER_SLOTS_FILE];
+  const configEdits: TextEdit[] = [];
+  const slotEdits: TextEdit[] = [];
+  const memo = engine.memoOf(request.set);
+  const scope: RenderScope = {
+    reader: { list: () => [], fetch: () => [], getSingle: () => undefined, store: () => undefined, reject: () => undefined },
+    values: request.set.values,
+    baseline: undefined,
+    paths: request.paths,
+    warn: () => undefined,
+    emitted: { maps: {}, files: {}, certificates: {} },
+    memo,
+    memoDepth: 0,
+  };
+  const data = { scope, root: { values: request.set.values, paths: request.paths } };
+  for (const [before, after] of changed) {
+    const texts = memo.rerender(before, after, data);
+    if (texts.length === 0) return undefined;
+    for (const text of texts) {
+      const at = lineStartIndex(config, text.before);
+      if (!text.id.startsWith('haproxyConfig#') || at < 0 || lineCount(text.before) !== lineCount(text.after)) return undefined;
+      configEdits.push({ at, remove: text.before.length, text: text.after });
+    }
+    if (slots !== undefined) {
+      const old = slotLine(before.name, before.servers.map((server) => (server.enabled ? server.address : '')));
+      const at = lineStartIndex(slots, old);
+      if (at < 0) return undefined;
+      slotEdits.push({ at, remove: old.length, text: slotLine(after.name, after.servers.map((server) => (server.enabled ? server.address : ''))) });
+    }
+  }
+  const haproxyConfig = applyEdits(config, configEdits);
+  const slotText = slots === undefined ? undefined : applyEdits(slots, slotEdits);
+  if (haproxyConfig === undefined || (slots !== undefined && slotText === undefined)) return undefined;
+  const files = slotText === undefined ? outcome.auxiliaryFiles.files : { ...outcome.auxiliaryFiles.files, [SERVER_SLOTS_FILE]: slotText };
+  for (const [, after] of changed) base.backends.set(after.name, after);
+  const edits: Record<string, readonly TextEdit[]> = {};
+  if (configEdits.length > 0) edits['config'] = sortedEdits(configEdits);
+  if (slotEdits.length > 0) edits[`files/${SERVER_SLOTS_FILE}`] = sortedEdits(slotEdits);
+  return { haproxyConfig, auxiliaryFiles: { ...outcome.auxiliaryFiles, files }, edits, origins: outcome.origins };
+}
+
+/** Where `needle` starts a line of `text`, or -1. */
+function lineStartIndex(text: string, needle: string): number {
+  if (text.startsWith(needle)) return 0;
+  const at = text.indexOf(`\n${needle}`);
+  return at < 0 ? -1 : at + 1;
+}
+
+function lineCount(text: string): number {
+  let count = 0;
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) count++;
+  return count;
+}
+
+/** Whether the guard takes the object whole, with nothing left out of it. */
+function cleanVerdict(object: KubeObject, context: GuardContext): boolean {
+  const verdict = guardObject(object, context);
+  return verdict.ok && verdict.rejections.length === 0;
+}
+
+/** Whether a render's baseline is the base's output (the same objects, or the same texts). */
+function sameOutput(baseline: RenderBaseline | undefined, outcome: RenderSuccess): boolean {
+  if (baseline === undefined) return false;
+  if (baseline.auxiliaryFiles === outcome.auxiliaryFiles && baseline.haproxyConfig === outcome.haproxyConfig) return true;
+  if (baseline.haproxyConfig !== outcome.haproxyConfig) return false;
+  for (const kind of ['maps', 'files', 'certificates'] as const) {
+    const a = baseline.auxiliaryFiles[kind];
+    const b = outcome.auxiliaryFiles[kind];
+    const names = Object.keys(b);
+    if (Object.keys(a).length !== names.length || names.some((name) => a[name] !== b[name])) return false;
+  }
+  return true;
+}
+
+function indexByService(backends: ReadonlyMap<string, Backend>): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const backend of backends.values()) {
+    const key = `${backend.namespace}/${backend.service}`;
+    const list = out.get(key);
+    if (list === undefined) out.set(key, [backend.name]);
+    else list.push(backend.name);
+  }
+  return out;
+}

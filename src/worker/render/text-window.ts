@@ -1,0 +1,54 @@
+// Where two texts differ, and text edits: the lengths of their common prefix and suffix, found by
+// comparing 64 KiB slices (native comparisons, no per-character loop), so one changed line in a
+// 5 MiB config costs a few memory comparisons; and a text rebuilt from edits of an earlier one.
+// Shared by the worker (the config digest, the endpoint lane) and the main thread (the config
+// diff's changed window, the pool putting a result's edited files back together).
+import type { TextEdit } from '../protocol.js';
+
+const CHUNK = 65_536;
+
+/** The length of the common prefix of `a` and `b`, found 64 KiB at a time. */
+export function commonPrefix(a: string, b: string): number {
+  const max = Math.min(a.length, b.length);
+  let lo = 0;
+  while (lo + CHUNK <= max && a.slice(lo, lo + CHUNK) === b.slice(lo, lo + CHUNK)) lo += CHUNK;
+  // Largest equal prefix in [lo, hi]: a[0, lo) is known to be equal.
+  let hi = Math.min(lo + CHUNK, max);
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (a.slice(lo, mid) === b.slice(lo, mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** The length of the common suffix, at most `max` (so it never overlaps the common prefix). */
+export function commonSuffix(a: string, b: string, max: number): number {
+  let lo = 0;
+  while (lo + CHUNK <= max && a.slice(a.length - lo - CHUNK, a.length - lo) === b.slice(b.length - lo - CHUNK, b.length - lo)) lo += CHUNK;
+  let hi = Math.min(lo + CHUNK, max);
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (a.slice(a.length - mid, a.length - lo) === b.slice(b.length - mid, b.length - lo)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** `text` with `edits` (any order, not overlapping) applied; undefined when two overlap or one is out of range. */
+export function applyEdits(text: string, edits: readonly TextEdit[]): string | undefined {
+  const ordered = sortedEdits(edits);
+  let out = '';
+  let at = 0;
+  for (const edit of ordered) {
+    if (!Number.isInteger(edit.at) || !Number.isInteger(edit.remove) || edit.remove < 0 || typeof edit.text !== 'string') return undefined;
+    if (edit.at < at || edit.at + edit.remove > text.length) return undefined;
+    out += text.slice(at, edit.at) + edit.text;
+    at = edit.at + edit.remove;
+  }
+  return out + text.slice(at);
+}
+
+export function sortedEdits(edits: readonly TextEdit[]): TextEdit[] {
+  return [...edits].sort((a, b) => a.at - b.at);
+}

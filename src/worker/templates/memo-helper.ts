@@ -1,0 +1,60 @@
+// The `{{#memo key}}...{{/memo}}` block helper: renders the block with `key` as its context, once
+// per key object: the text is reused for as long as `key` lives. The block may read only its
+// context, and @root.values / @root.paths (checked when the set is compiled, memo-check.ts);
+// store reads, emit and warn throw inside it. A key that is not an object renders the block
+// without caching. Each block's body is recorded in the set's MemoCache, so that a block can be
+// run again for one key outside a render (MemoCache.rerender).
+import type Handlebars from 'handlebars';
+import { MEMO_ID } from './memo-check.js';
+import type { RenderScope } from './template-engine.js';
+
+interface MemoOptions {
+  data: { scope: RenderScope; root?: unknown };
+  hash: Record<string, unknown>;
+  fn?: (context: unknown, options?: { data?: unknown }) => string;
+}
+
+/**
+ * Handlebars builds text by concatenation, which V8 keeps as a rope of pieces until something
+ * reads it. A cached text is part of every later render's output; flattening it once here saves
+ * re-walking its pieces each time the whole output is read (validated, hashed, copied to the
+ * main thread). Converting a string to a number is what makes V8 flatten it; the value is unused.
+ */
+function flatten(text: string): string {
+  void Number(text);
+  return text;
+}
+
+/** Runs a memo block's body for `key`, with store reads, emit and warn refused inside it. */
+function run(block: NonNullable<MemoOptions['fn']>, key: unknown, data: MemoOptions['data']): string {
+  const { scope } = data;
+  scope.memoDepth = (scope.memoDepth ?? 0) + 1;
+  try {
+    return block(key, { data });
+  } finally {
+    scope.memoDepth--;
+  }
+}
+
+/** Registers `memo` on a Handlebars environment; `scopeOf` reads the render's scope from a helper's options. */
+export function registerMemoHelper(hb: typeof Handlebars, scopeOf: (options: MemoOptions) => RenderScope): void {
+  hb.registerHelper('memo', function (...args: unknown[]) {
+    const params = args.slice(0, -1);
+    const options = args[args.length - 1] as MemoOptions;
+    if (options.fn === undefined) throw new Error('memo must be used as a block helper');
+    if (params.length !== 1) throw new Error(`memo takes one key object, got ${params.length} arguments`);
+    const id = options.hash[MEMO_ID];
+    if (typeof id !== 'string') throw new Error('memo block was not prepared by the template engine');
+    const scope = scopeOf(options);
+    const key = params[0];
+    const block = options.fn;
+    scope.memo?.record(id, (next, frame) => run(block, next, frame.data as MemoOptions['data']));
+    const texts = key !== null && typeof key === 'object' ? scope.memo?.texts(id) : undefined;
+    const cached = texts?.get(key as object);
+    if (cached !== undefined) return cached;
+    // A fresh data frame: @index and friends of enclosing blocks are not visible inside.
+    const text = run(block, key, { scope, root: { values: scope.values, paths: scope.paths } });
+    if (texts !== undefined) texts.set(key as object, flatten(text));
+    return text;
+  });
+}

@@ -1,0 +1,124 @@
+// The endpoint lane: after EndpointSlice changes alone, a render re-renders only the touched
+// backends' sections (and server-slots lines) and splices them into the previous output. Each
+// lane render here is checked against a cold render of the same stores and baseline (config,
+// files, checksum, warnings), and the lane must say what it edited; whenever it cannot show its
+// result equal, the whole set renders instead.
+import { describe, expect, it } from 'vitest';
+import type { KubeObject, RenderBaseline, RenderOutcome, RenderSuccess, TemplateSetSource } from '../../../src/worker/protocol.js';
+import { renderAndValidate } from '../../../src/worker/render/renderer.js';
+import { SERVER_SLOTS_FILE } from '../../../src/worker/routing/server-slots.js';
+import type { IndexedStore } from '../../../src/worker/store/indexed-store.js';
+import { TemplateEngine } from '../../../src/worker/templates/template-engine.js';
+import { defaultTemplateSet, endpointSlice, indexedStores, ingress, rule, service, withValues } from '../../helpers/cluster.js';
+
+const NS = 'shop';
+
+function cluster(apps: number): KubeObject[] {
+  const objects: KubeObject[] = [];
+  for (let i = 0; i < apps; i++) {
+    objects.push(ingress(NS, `app${i}`, { rules: [rule(`app${i}.example.com`, { path: '/', service: `svc${i}` })] }));
+    objects.push(service(NS, `svc${i}`));
+    objects.push(endpointSlice(NS, `svc${i}`, [`10.0.${i}.1`, `10.0.${i}.2`]));
+  }
+  return objects;
+}
+
+/** One long-lived engine over stores that tests change; `render` also renders cold and compares. */
+class Lane {
+  readonly engine = new TemplateEngine();
+  readonly stores: Map<string, IndexedStore>;
+  baseline: RenderBaseline | undefined;
+  #version = 0;
+
+  constructor(readonly set: TemplateSetSource, objects: readonly KubeObject[]) {
+    this.stores = indexedStores(set, objects);
+  }
+
+  slices(): IndexedStore {
+    return this.stores.get('endpointslices') as IndexedStore;
+  }
+
+  render(): RenderSuccess {
+    const request = { set: this.set, lookup: (name: string) => this.stores.get(name), storeVersion: ++this.#version, baseline: this.baseline };
+    const outcome = renderAndValidate(this.engine, request);
+    const cold = renderAndValidate(new TemplateEngine(), request);
+    expect(comparable(outcome)).toEqual(comparable(cold));
+    if (!outcome.ok) throw new Error(outcome.message);
+    this.baseline = { haproxyConfig: outcome.haproxyConfig, auxiliaryFiles: outcome.auxiliaryFiles };
+    return outcome;
+  }
+}
+
+function comparable(outcome: RenderOutcome): unknown {
+  if (!outcome.ok) return { ok: false, message: outcome.message };
+  return { config: outcome.haproxyConfig, files: outcome.auxiliaryFiles, checksum: outcome.checksum, warnings: outcome.warnings, rejections: outcome.rejections };
+}
+
+describe('the endpoint lane', () => {
+  it('renders an endpoint move as edits of the changed backend and its slot line, equal to a cold render', async () => {
+    const lane = new Lane(await defaultTemplateSet(), cluster(20));
+    const first = lane.render();
+    expect(first.edits).toBeUndefined();
+    lane.slices().upsert(endpointSlice(NS, 'svc7', ['10.0.7.1', '10.0.7.9']));
+    const second = lane.render();
+    expect(Object.keys(second.edits ?? {}).sort()).toEqual(['config', `files/${SERVER_SLOTS_FILE}`]);
+    const [edit] = second.edits?.['config'] ?? [];
+    expect(first.haproxyConfig.slice(edit?.at, (edit?.at ?? 0) + (edit?.remove ?? 0))).toMatch(/^backend ing_shop_app7_svc7_80\n/);
+    expect(edit?.text).toContain('10.0.7.9:8080');
+    expect(second.origins).toBe(first.origins);
+    // A second move of the same backend, and one of another, go the same way.
+    lane.slices().upsert(endpointSlice(NS, 'svc7', ['10.0.7.3']));
+    lane.slices().upsert(endpointSlice(NS, 'svc12', ['10.0.12.1', { address: '10.0.12.2', ready: false }]));
+    const third = lane.render();
+    expect(third.edits?.['config']).toHaveLength(2);
+  });
+
+  it('renders a slice change that touches no backend as the same output', async () => {
+    const lane = new Lane(await defaultTemplateSet(), cluster(5));
+    const first = lane.render();
+    lane.slices().upsert(endpointSlice(NS, 'unrouted', ['10.9.0.1']));
+    const second = lane.render();
+    expect(second.edits).toEqual({});
+    expect(second.checksum).toBe(first.checksum);
+  });
+
+  it('renders the whole set when a slot count changes, an Ingress changed too, or the baseline is not the previous output', async () => {
+    const lane = new Lane(await defaultTemplateSet(), cluster(5));
+    const first = lane.render();
+    lane.slices().upsert(endpointSlice(NS, 'svc1', Array.from({ length: 14 }, (_, i) => `10.0.1.${i + 1}`)));
+    expect(lane.render().edits).toBeUndefined();
+    lane.slices().upsert(endpointSlice(NS, 'svc2', ['10.0.2.5']));
+    lane.stores.get('ingresses')?.upsert(ingress(NS, 'app3', { rules: [rule('app3.example.com', { path: '/v2', service: 'svc3' })] }));
+    expect(lane.render().edits).toBeUndefined();
+    lane.slices().upsert(endpointSlice(NS, 'svc2', ['10.0.2.6']));
+    lane.baseline = { haproxyConfig: first.haproxyConfig, auxiliaryFiles: first.auxiliaryFiles };
+    expect(lane.render().edits).toBeUndefined();
+  });
+
+  it('renders the whole set for a slice the guard rejects in part, and for a backend whose slots go empty', async () => {
+    const lane = new Lane(await defaultTemplateSet(), cluster(5));
+    lane.render();
+    // Loopback endpoints are refused by the default address policy.
+    lane.slices().upsert(endpointSlice(NS, 'svc1', ['10.0.1.1', '127.0.0.5']));
+    const refused = lane.render();
+    expect(refused.edits).toBeUndefined();
+    expect(refused.rejections.some((r) => r.kind === 'EndpointSlice')).toBe(true);
+    lane.slices().upsert(endpointSlice(NS, 'svc2', []));
+    expect(lane.render().edits).toBeUndefined();
+  });
+
+  it('renders the whole set when a template reads the EndpointSlice store itself', async () => {
+    const base = await defaultTemplateSet();
+    const set: TemplateSetSource = {
+      ...withValues(base, {}),
+      hash: `${base.hash}-reads-slices`,
+      maps: { ...base.maps, 'slices.map': '{{#each (list "endpointslices")}}{{metadata.name}} {{len endpoints}}\n{{/each}}' },
+    };
+    const lane = new Lane(set, cluster(3));
+    lane.render();
+    lane.slices().upsert(endpointSlice(NS, 'svc1', ['10.0.1.7']));
+    const second = lane.render();
+    expect(second.edits).toBeUndefined();
+    expect(second.auxiliaryFiles.maps['slices.map']).toContain('svc1-slice 1');
+  });
+});
