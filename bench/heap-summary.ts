@@ -6,11 +6,14 @@
 // a constructor.
 import { createReadStream } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
+import { retainedByGroup, type HeapGraph } from './heap-retained.js';
 
 export interface ConstructorSize {
   readonly constructor: string;
   readonly count: number;
   readonly selfBytes: number;
+  /** What the heap would lose without every instance of it (computed for few-instance constructors only). */
+  readonly retainedBytes: number | null;
 }
 
 export interface HeapSummary {
@@ -19,11 +22,18 @@ export interface HeapSummary {
   readonly totalBytes: number;
   /** Largest self size first. */
   readonly byConstructor: readonly ConstructorSize[];
+  /** Constructors with at most MAX_RETAINED_INSTANCES instances, largest retained size first. */
+  readonly byRetained: readonly ConstructorSize[];
 }
+
+/** Retained sizes are computed for constructors with at most this many instances (caches, builders, engines). */
+const MAX_RETAINED_INSTANCES = 64;
 
 interface Meta {
   readonly node_fields: readonly string[];
   readonly node_types: readonly [readonly string[], ...unknown[]];
+  readonly edge_fields: readonly string[];
+  readonly edge_types: readonly [readonly string[], ...unknown[]];
 }
 
 /** Node types grouped under their own name (the rest under `(type)`). */
@@ -31,11 +41,46 @@ const NAMED_TYPES = new Set(['object', 'native']);
 
 const NODES_KEY = '"nodes":[';
 const STRINGS_KEY = '"strings":[';
+const EDGES_KEY = '"edges":[';
 
-/** Reads the snapshot at `path` and sums self sizes by constructor; `top` rows are kept. */
+/** A parsed snapshot: its graph and each node's group (constructor name, or `(type)`). */
+export interface ParsedHeap {
+  readonly graph: HeapGraph;
+  groupOf(node: number): string;
+}
+
+/** Reads the snapshot at `path` and sums self sizes by constructor, with retained sizes of the few-instance ones; `top` rows are kept. */
 export async function summarizeHeapSnapshot(path: string, top = 25): Promise<HeapSummary> {
+  const { graph, groupOf } = await readHeapGraph(path);
+  const groups = new Map<string, { count: number; selfBytes: number }>();
+  let totalBytes = 0;
+  for (let n = 0; n < graph.nodeCount; n++) {
+    const name = groupOf(n);
+    const size = graph.sizes[n] as number;
+    totalBytes += size;
+    const group = groups.get(name);
+    if (group === undefined) groups.set(name, { count: 1, selfBytes: size });
+    else {
+      group.count++;
+      group.selfBytes += size;
+    }
+  }
+  const retained = retainedByGroup(graph, groupOf, new Set([...groups].filter(([name, g]) => g.count <= MAX_RETAINED_INSTANCES && !name.startsWith('(')).map(([name]) => name)));
+  const byConstructor = [...groups]
+    .map(([constructor, g]) => ({ constructor, count: g.count, selfBytes: g.selfBytes, retainedBytes: retained.get(constructor) ?? null }))
+    .sort((a, b) => b.selfBytes - a.selfBytes)
+    .slice(0, top);
+  const byRetained = [...retained]
+    .map(([constructor, retainedBytes]) => ({ constructor, count: groups.get(constructor)?.count ?? 0, selfBytes: groups.get(constructor)?.selfBytes ?? 0, retainedBytes }))
+    .sort((a, b) => b.retainedBytes - a.retainedBytes)
+    .slice(0, top);
+  return { nodes: graph.nodeCount, totalBytes, byConstructor, byRetained };
+}
+
+/** Reads the snapshot at `path` into a graph of typed arrays, as a stream. */
+export async function readHeapGraph(path: string): Promise<ParsedHeap> {
   const decoder = new StringDecoder('utf8');
-  let phase: 'header' | 'nodes' | 'skip' | 'strings' | 'done' = 'header';
+  let phase: 'header' | 'nodes' | 'seek-edges' | 'edges' | 'skip' | 'strings' | 'done' = 'header';
   let pending = '';
   let fields = 0;
   let typeAt = 0;
@@ -45,6 +90,15 @@ export async function summarizeHeapSnapshot(path: string, top = 25): Promise<Hea
   let types = new Uint8Array(0);
   let names = new Uint32Array(0);
   let sizes = new Float64Array(0);
+  let edgeCounts = new Uint32Array(0);
+  let edgeCountAt = 0;
+  let edgeFields = 0;
+  let edgeTypeAt = 0;
+  let edgeToAt = 0;
+  let edgeTypes = new Uint8Array(0);
+  let edgeTo = new Uint32Array(0);
+  let edgeTypeNames: readonly string[] = [];
+  let edgePosition = 0;
   let value = 0;
   let inNumber = false;
   let position = 0;
@@ -57,7 +111,7 @@ export async function summarizeHeapSnapshot(path: string, top = 25): Promise<Hea
   let current: string[] | null = null;
 
   const startNodes = (header: string): void => {
-    const parsed = JSON.parse(`${header.replace(/,\s*$/, '')}}`) as { snapshot: { meta: Meta; node_count: number } };
+    const parsed = JSON.parse(`${header.replace(/,\s*$/, '')}}`) as { snapshot: { meta: Meta; node_count: number; edge_count: number } };
     const meta = parsed.snapshot.meta;
     fields = meta.node_fields.length;
     typeAt = meta.node_fields.indexOf('type');
@@ -65,10 +119,18 @@ export async function summarizeHeapSnapshot(path: string, top = 25): Promise<Hea
     sizeAt = meta.node_fields.indexOf('self_size');
     if (typeAt < 0 || nameAt < 0 || sizeAt < 0) throw new Error(`${path}: the snapshot's node_fields lack type, name or self_size`);
     typeNames = meta.node_types[0];
+    edgeCountAt = meta.node_fields.indexOf('edge_count');
+    edgeFields = meta.edge_fields.length;
+    edgeTypeAt = meta.edge_fields.indexOf('type');
+    edgeToAt = meta.edge_fields.indexOf('to_node');
+    edgeTypeNames = meta.edge_types[0];
     const count = parsed.snapshot.node_count;
     types = new Uint8Array(count);
     names = new Uint32Array(count);
     sizes = new Float64Array(count);
+    edgeCounts = new Uint32Array(count);
+    edgeTypes = new Uint8Array(parsed.snapshot.edge_count);
+    edgeTo = new Uint32Array(parsed.snapshot.edge_count);
   };
 
   const storeNumber = (): void => {
@@ -77,6 +139,7 @@ export async function summarizeHeapSnapshot(path: string, top = 25): Promise<Hea
     if (field === typeAt) types[node] = value;
     else if (field === nameAt) names[node] = value;
     else if (field === sizeAt) sizes[node] = value;
+    else if (field === edgeCountAt) edgeCounts[node] = value;
     position++;
     value = 0;
     inNumber = false;
@@ -101,6 +164,31 @@ export async function summarizeHeapSnapshot(path: string, top = 25): Promise<Hea
     wanted = new Set();
     const nodeCount = Math.floor(position / fields);
     for (let n = 0; n < nodeCount; n++) if (NAMED_TYPES.has(typeNames[types[n] as number] ?? '')) wanted.add(names[n] as number);
+  };
+
+  const storeEdgeNumber = (): void => {
+    const edge = Math.floor(edgePosition / edgeFields);
+    const field = edgePosition % edgeFields;
+    if (field === edgeTypeAt) edgeTypes[edge] = value;
+    else if (field === edgeToAt) edgeTo[edge] = value / fields;
+    edgePosition++;
+    value = 0;
+    inNumber = false;
+  };
+
+  /** Parses edge numbers from `text`; returns the offset past the closing `]`, or -1. */
+  const readEdges = (text: string): number => {
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c >= 48 && c <= 57) {
+        value = value * 10 + (c - 48);
+        inNumber = true;
+      } else {
+        if (inNumber) storeEdgeNumber();
+        if (c === 93) return i + 1;
+      }
+    }
+    return -1;
   };
 
   /** Walks the strings array; returns true at its closing `]`. */
@@ -151,6 +239,19 @@ export async function summarizeHeapSnapshot(path: string, top = 25): Promise<Hea
         const end = readNodes(text);
         if (end < 0) return;
         finishNodes();
+        phase = 'seek-edges';
+        text = text.slice(end);
+      } else if (phase === 'seek-edges') {
+        const at = text.indexOf(EDGES_KEY);
+        if (at < 0) {
+          pending = text.slice(-EDGES_KEY.length);
+          return;
+        }
+        phase = 'edges';
+        text = text.slice(at + EDGES_KEY.length);
+      } else if (phase === 'edges') {
+        const end = readEdges(text);
+        if (end < 0) return;
         phase = 'skip';
         text = text.slice(end);
       } else if (phase === 'skip') {
@@ -175,24 +276,11 @@ export async function summarizeHeapSnapshot(path: string, top = 25): Promise<Hea
   feed(decoder.end());
   if ((phase as string) !== 'done') throw new Error(`${path}: the heap snapshot ended early (in its ${phase} section)`);
 
-  const groups = new Map<string, { count: number; selfBytes: number }>();
   const nodeCount = Math.floor(position / fields);
-  let totalBytes = 0;
-  for (let n = 0; n < nodeCount; n++) {
+  const graph: HeapGraph = { nodeCount, sizes, edgeCounts, edgeTypes, edgeTo, weakEdge: edgeTypeNames.indexOf('weak') };
+  const groupOf = (n: number): string => {
     const type = typeNames[types[n] as number] ?? 'unknown';
-    const name = NAMED_TYPES.has(type) ? (decoded.get(names[n] as number) ?? '(unnamed)') : `(${type})`;
-    const size = sizes[n] as number;
-    totalBytes += size;
-    const group = groups.get(name);
-    if (group === undefined) groups.set(name, { count: 1, selfBytes: size });
-    else {
-      group.count++;
-      group.selfBytes += size;
-    }
-  }
-  const byConstructor = [...groups]
-    .map(([constructor, g]) => ({ constructor, count: g.count, selfBytes: g.selfBytes }))
-    .sort((a, b) => b.selfBytes - a.selfBytes)
-    .slice(0, top);
-  return { nodes: nodeCount, totalBytes, byConstructor };
+    return NAMED_TYPES.has(type) ? (decoded.get(names[n] as number) ?? '(unnamed)') : `(${type})`;
+  };
+  return { graph, groupOf };
 }

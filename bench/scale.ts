@@ -15,7 +15,7 @@ import { SYNTHETIC_CLUSTER_VALUES } from '../src/main/sources/synthetic/syntheti
 import { benchCommand, sizeArgument, sizeList } from './bench-command.js';
 import { environment, median, OneObjectChanger, populatedStores, printTable, sig, type Row } from './lib.js';
 import { scaleTargets } from './scale-targets.js';
-import type { HeapSummary } from './heap-summary.js';
+import type { ConstructorSize, HeapSummary } from './heap-summary.js';
 import { workerLiveHeap } from './worker-heap.js';
 
 const INCREMENTAL_SAMPLES = 9;
@@ -110,7 +110,10 @@ const results = new URL('./results/', import.meta.url);
 await mkdir(results, { recursive: true });
 for (const snapshot of snapshots) {
   console.log(`\nheap snapshot of the rendering worker at N=${snapshot.ingresses}: ${sig(snapshot.totalBytes / 2 ** 20)} MiB in ${snapshot.nodes} nodes; top constructors by self size`);
-  console.table(snapshot.byConstructor.map((c) => ({ ...c, selfMiB: sig(c.selfBytes / 2 ** 20), bytesPerIngress: sig(c.selfBytes / snapshot.ingresses) })));
+  const perIngress = (c: ConstructorSize): Row => ({ ...c, selfMiB: sig(c.selfBytes / 2 ** 20), retainedMiB: c.retainedBytes === null ? null : sig(c.retainedBytes / 2 ** 20), retainedPerIngress: c.retainedBytes === null ? null : sig(c.retainedBytes / snapshot.ingresses) });
+  console.table(snapshot.byConstructor.map(perIngress));
+  console.log(`retained sizes of the constructors with few instances (caches, builders, engines), at N=${snapshot.ingresses}`);
+  console.table(snapshot.byRetained.map(perIngress));
 }
 const heapNote = 'worker heaps are live heaps: each worker runs a full garbage collection before it reports (node --expose-gc)';
 await writeFile(

@@ -51,8 +51,15 @@ function fieldValue(object: unknown, path: readonly string[]): string {
 /** The change journal keeps at least this many keys (and at most twice the store's size beyond that). */
 const JOURNAL_MIN = 4096;
 
+/**
+ * A leaf of the index tree: the objects of one combination of index values by key. Most leaves
+ * hold a single object (an index by namespace and name always does), so a single one is held as
+ * a `[key, object]` pair: a Map costs about six times as much.
+ */
+type Leaf = Map<string, KubeObject> | readonly [key: string, object: KubeObject];
+
 /** A node of the index tree. Leaves (depth = number of index fields) hold objects by key. */
-type IndexNode = Map<string, IndexNode | Map<string, KubeObject>>;
+type IndexNode = Map<string, IndexNode | Leaf>;
 
 export class IndexedStore {
   readonly name: string;
@@ -187,7 +194,7 @@ export class IndexedStore {
    */
   fetch(keys: readonly string[]): KubeObject[] {
     if (keys.length > this.#paths.length) return [];
-    let node: IndexNode | Map<string, KubeObject> | undefined = this.#index;
+    let node: IndexNode | Leaf | undefined = this.#index;
     for (const key of keys) {
       node = (node as IndexNode).get(String(key));
       if (node === undefined) return [];
@@ -242,12 +249,10 @@ export class IndexedStore {
       node = child;
     }
     const leafValue = fieldValue(object, this.#paths[last] as readonly string[]);
-    let leaf = node.get(leafValue) as Map<string, KubeObject> | undefined;
-    if (leaf === undefined) {
-      leaf = new Map();
-      node.set(leafValue, leaf);
-    }
-    leaf.set(key, object);
+    const leaf = node.get(leafValue) as Leaf | undefined;
+    if (leaf instanceof Map) leaf.set(key, object);
+    else if (leaf === undefined || leaf[0] === key) node.set(leafValue, [key, object]);
+    else node.set(leafValue, new Map([leaf, [key, object]]));
   }
 
   #unindex(key: string, object: KubeObject): void {
@@ -260,21 +265,31 @@ export class IndexedStore {
       if (child === undefined) return;
       node = child as IndexNode;
     }
-    const leaf = node as unknown as Map<string, KubeObject>;
-    leaf.delete(key);
+    const leaf = node as unknown as Leaf;
+    const [holder, leafValue] = trail[trail.length - 1] as [IndexNode, string];
+    if (leaf instanceof Map) {
+      leaf.delete(key);
+      if (leaf.size === 1) holder.set(leafValue, leaf.entries().next().value as [string, KubeObject]);
+      if (leaf.size > 0) return;
+    } else if (leaf[0] !== key) {
+      return;
+    }
+    holder.delete(leafValue);
     // Prune empty branches so a churning store does not accumulate empty maps.
-    for (let i = trail.length - 1; i >= 0; i--) {
+    for (let i = trail.length - 2; i >= 0; i--) {
       const [parent, value] = trail[i] as [IndexNode, string];
-      const child = parent.get(value) as Map<string, unknown>;
+      const child = parent.get(value) as IndexNode;
       if (child.size > 0) break;
       parent.delete(value);
     }
   }
 }
 
-function collect(node: IndexNode | Map<string, KubeObject>, depthLeft: number, out: [string, KubeObject][]): void {
+function collect(node: IndexNode | Leaf, depthLeft: number, out: [string, KubeObject][]): void {
   if (depthLeft === 0) {
-    for (const entry of node as Map<string, KubeObject>) out.push(entry);
+    const leaf = node as Leaf;
+    if (leaf instanceof Map) for (const entry of leaf) out.push(entry);
+    else out.push([leaf[0], leaf[1]]);
     return;
   }
   for (const child of (node as IndexNode).values()) collect(child, depthLeft - 1, out);
