@@ -72,3 +72,55 @@ describe('IndexedStore index leaves', () => {
     expect([...store.keys()]).toEqual(['second']);
   });
 });
+
+describe('a dormant IndexedStore (as worker replicas hold objects)', () => {
+  const dormant = (): IndexedStore => new IndexedStore('endpointslices', BY_SERVICE, undefined, { dormant: true });
+
+  it('answers every lookup with an object equal to the one stored, the same object each time', () => {
+    const store = dormant();
+    const stored = slice('ns', 'web-a', 'web');
+    store.upsert(stored);
+    store.upsert(slice('ns', 'web-b', 'web'));
+
+    const fetched = store.fetch(['ns', 'web']);
+    expect(fetched).toEqual([stored, slice('ns', 'web-b', 'web')]);
+    expect(store.get('ns/web-a')).toBe(fetched[0]);
+    expect(store.list()[0]).toBe(fetched[0]);
+    expect(store.fetch(['ns', 'web'])[1]).toBe(fetched[1]);
+  });
+
+  it('hands out objects the guard knows as admitted by this store', async () => {
+    const { storeOf } = await import('../../../src/worker/store/store-admission.js');
+    const store = new IndexedStore('endpointslices', BY_SERVICE, { kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1' }, { dormant: true });
+    store.upsert(slice('ns', 'web-a', 'web'));
+
+    const held = store.get('ns/web-a') as KubeObject;
+    expect(storeOf(held)?.name).toBe('endpointslices');
+    expect(held).toMatchObject({ kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1' });
+  });
+
+  it('moves, replaces and deletes objects it has not handed out yet', () => {
+    const store = dormant();
+    store.upsert(slice('ns', 'one', 'web'));
+    store.upsert(slice('ns', 'two', 'web'));
+    store.upsert(slice('ns', 'two', 'api', 3));
+    store.delete('ns/one');
+
+    expect(store.fetch(['ns', 'web'])).toEqual([]);
+    expect(names(store.fetch(['ns', 'api']))).toEqual(['two@3']);
+    expect(store.size).toBe(1);
+  });
+
+  it('gives a changed object afresh, and keeps handing out the unchanged ones it gave before', () => {
+    const store = dormant();
+    store.upsert(slice('ns', 'a', 'web'));
+    store.upsert(slice('ns', 'b', 'web'));
+    const [a, b] = store.list();
+    store.upsert(slice('ns', 'b', 'web', 1));
+
+    const [a2, b2] = store.list();
+    expect(a2).toBe(a);
+    expect(b2).not.toBe(b);
+    expect(b2?.['rev']).toBe(1);
+  });
+});
