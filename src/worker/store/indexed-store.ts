@@ -4,7 +4,7 @@
 // bounded journal, so incremental consumers ask which keys changed. Every object passes
 // admission (store-admission.ts) on its way in. Pure and synchronous: main thread and replicas.
 import type { KubeObject } from '../protocol.js';
-import { compactText } from './compact-object.js';
+import { compactText, flat } from './compact-object.js';
 import { IndexTree } from './index-tree.js';
 import { admitObject, registerAdmitted, type StoreIdentity, type StoreKind } from './store-admission.js';
 
@@ -153,7 +153,7 @@ export class IndexedStore {
    */
   upsert(raw: KubeObject, key?: string): boolean {
     const object = this.admit(raw);
-    key ??= objectKey(object);
+    key = flat(key ?? objectKey(object));
     const previous = this.#byKey.get(key);
     if (previous !== undefined) this.#index.delete(key, this.indexValues(objectOf(previous)));
     const held: Held = this.#dormant ? (compactText(object) ?? object) : object;
