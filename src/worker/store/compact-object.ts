@@ -12,6 +12,7 @@
 // last-applied copy); the replica drops them as well, for objects an embedder put in the stores
 // directly. Nothing else is dropped: template sets are the embedder's and may read any field.
 import type { KubeObject } from '../protocol.js';
+import type { StoreKind } from './store-admission.js';
 
 /** Deeper trees are kept as they arrived (the JSON round trip would recurse that deep). */
 const MAX_DEPTH = 64;
@@ -85,4 +86,29 @@ function isPlainJson(value: unknown, depth: number, seen: Set<object>): boolean 
     if (!isPlainJson((value as Record<string, unknown>)[key], depth + 1, seen)) return false;
   }
   return true;
+}
+
+/** Marks a text held without the kind and apiVersion its store stamps on every object. */
+const STAMPED = '\u0001';
+
+/**
+ * The text a dormant store holds for `object`: its compact text, without the leading
+ * `{"apiVersion":…,"kind":…,` when those are the store's own (`definition`), as every object of
+ * a store with a definition has them. `fromDormantText` gives the object back, fields in order.
+ */
+export function toDormantText(object: KubeObject, definition: StoreKind | undefined): string | undefined {
+  const text = compactText(object);
+  if (text === undefined || definition === undefined) return text;
+  const prefix = stampPrefix(definition);
+  return text.startsWith(prefix) && text.length > prefix.length + 1 ? flat(STAMPED + text.slice(prefix.length)) : text;
+}
+
+/** The object a dormant store's text stands for (see toDormantText). */
+export function fromDormantText(text: string, definition: StoreKind | undefined): KubeObject {
+  if (text.startsWith(STAMPED) && definition !== undefined) return JSON.parse(stampPrefix(definition) + text.slice(STAMPED.length)) as KubeObject;
+  return JSON.parse(text) as KubeObject;
+}
+
+function stampPrefix(definition: StoreKind): string {
+  return `{"apiVersion":${JSON.stringify(definition.apiVersion)},"kind":${JSON.stringify(definition.kind)},`;
 }

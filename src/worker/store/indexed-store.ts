@@ -4,7 +4,7 @@
 // bounded journal, so incremental consumers ask which keys changed. Every object passes
 // admission (store-admission.ts) on its way in. Pure and synchronous: main thread and replicas.
 import type { KubeObject } from '../protocol.js';
-import { compactText, flat } from './compact-object.js';
+import { flat, fromDormantText, toDormantText } from './compact-object.js';
 import { IndexTree } from './index-tree.js';
 import { admitObject, registerAdmitted, type StoreIdentity, type StoreKind } from './store-admission.js';
 
@@ -155,8 +155,8 @@ export class IndexedStore {
     const object = this.admit(raw);
     key = flat(key ?? objectKey(object));
     const previous = this.#byKey.get(key);
-    if (previous !== undefined) this.#index.delete(key, this.indexValues(objectOf(previous)));
-    const held: Held = this.#dormant ? (compactText(object) ?? object) : object;
+    if (previous !== undefined) this.#index.delete(key, this.indexValues(this.#objectOf(previous)));
+    const held: Held = this.#dormant ? (toDormantText(object, this.#identity.definition) ?? object) : object;
     this.#byKey.set(key, held);
     this.#index.set(key, this.indexValues(object), held);
     if (previous === undefined && this.#order !== null) this.#order.splice(this.#position(key), 0, key);
@@ -169,7 +169,7 @@ export class IndexedStore {
     const previous = this.#byKey.get(key);
     if (previous === undefined) return false;
     this.#byKey.delete(key);
-    this.#index.delete(key, this.indexValues(objectOf(previous)));
+    this.#index.delete(key, this.indexValues(this.#objectOf(previous)));
     if (this.#order !== null) this.#order.splice(this.#position(key), 1);
     this.#changed(key);
     return true;
@@ -217,13 +217,18 @@ export class IndexedStore {
     return found.length === 1 ? found[0] : undefined;
   }
 
+  /** The object a held entry stands for, parsed afresh when it is text (for its index values). */
+  #objectOf(held: Held): KubeObject {
+    return typeof held === 'string' ? fromDormantText(held, this.#identity.definition) : held;
+  }
+
   /**
    * The object `held` stands for. Text is parsed once, into the object held from then on (so
    * its identity, by which the guard caches verdicts, stays the same until the key changes).
    */
   #awake(key: string, held: Held): KubeObject {
     if (typeof held !== 'string') return held;
-    const object = registerAdmitted(JSON.parse(held) as KubeObject, this.#identity);
+    const object = registerAdmitted(fromDormantText(held, this.#identity.definition), this.#identity);
     this.#byKey.set(key, object);
     this.#index.set(key, this.indexValues(object), object);
     return object;
@@ -255,10 +260,6 @@ export class IndexedStore {
   }
 }
 
-/** The object a held entry stands for, parsed afresh when it is text (for its index values). */
-function objectOf(held: Held): KubeObject {
-  return typeof held === 'string' ? (JSON.parse(held) as KubeObject) : held;
-}
 
 /** Orders `namespace/name` keys by namespace, then name (plain code-unit order, stable across locales). */
 export function compareKeys(a: string, b: string): number {

@@ -99,6 +99,16 @@ describe('a dormant IndexedStore (as worker replicas hold objects)', () => {
     expect(held).toMatchObject({ kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1' });
   });
 
+  it("gives back the store's own kind and apiVersion, fields in their order, on objects that carry them", () => {
+    const store = new IndexedStore('endpointslices', BY_SERVICE, { kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1' }, { dormant: true });
+    const stamped = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', ...slice('ns', 'a', 'web') };
+    store.upsert(stamped);
+
+    const held = store.get('ns/a') as KubeObject;
+    expect(held).toEqual(stamped);
+    expect(Object.keys(held)).toEqual(Object.keys(stamped));
+  });
+
   it('moves, replaces and deletes objects it has not handed out yet', () => {
     const store = dormant();
     store.upsert(slice('ns', 'one', 'web'));
