@@ -37,6 +37,13 @@ export function scaleTargets(rows: readonly Row[]): Target[] {
     out.push(target(`1 Ingress changed at ${largest.ingresses} / cold at ${largest.ingresses}`, 0.005, Number(largest.ingressChangeOverCold), ''));
     out.push(target(`main-thread dispatch of a 1-change render at ${largest.ingresses}`, 1, Number(largest.dispatchMs), 'ms'));
   }
+  if (largest !== undefined && Number(largest.ingresses) >= 10_000 && largest.liveHeapPerIngressKiB !== undefined) {
+    const n = largest.ingresses;
+    out.push(target(`live heap per Ingress of the rendering worker at ${n}, after a full GC`, 5, Number(largest.liveHeapPerIngressKiB), 'KiB'));
+    if (largest.spareLiveHeapPerIngressKiB !== null) {
+      out.push(target(`live heap per Ingress of each spare worker at ${n}, after a full GC`, 2, Number(largest.spareLiveHeapPerIngressKiB), 'KiB'));
+    }
+  }
   const tenK = rowOf(rows, 10_000);
   if (tenK !== undefined) out.push(target('cold render + validate per Ingress at 10,000, in a worker', 0.1, Number(tenK.coldTotalMs) / 10_000, 'ms'));
   return out;

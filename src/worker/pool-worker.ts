@@ -4,6 +4,8 @@
 // default export renders a task against the replica at the version the task names.
 // The pool runs with `atomics: 'disabled'`, so this thread's event loop keeps turning between
 // tasks and control messages are answered while the worker is idle.
+import { join } from 'node:path';
+import { writeHeapSnapshot } from 'node:v8';
 import { MessageChannel, parentPort, threadId } from 'node:worker_threads';
 import { pino } from 'pino';
 import { exposeOn } from './channel/comlink-node.js';
@@ -50,13 +52,20 @@ const control: WorkerControl = {
       return { ok: false, message: (error as Error).message };
     }
   },
-  status() {
+  status(options) {
+    // `gc` exists only under `node --expose-gc` (the V8 flag reaches every worker thread).
+    const gc = options?.collectGarbage === true ? (globalThis as { gc?: () => void }).gc : undefined;
+    gc?.();
     return {
       version: replica.version,
       templateSetHash: [...templateSets.keys()].pop() ?? null,
       heapUsedBytes: process.memoryUsage().heapUsed,
+      collected: gc !== undefined,
       cacheEntries: engine.cachedSets,
     };
+  },
+  heapSnapshot(directory) {
+    return writeHeapSnapshot(join(directory, `worker-${threadId}-${Date.now()}.heapsnapshot`));
   },
 };
 

@@ -344,7 +344,20 @@ export interface ControlPortAnnouncement {
 export interface WorkerControl {
   sync(sync: ReplicaSync): ReplicaSyncAck;
   loadTemplateSet(set: TemplateSetSource): { ok: true } | { ok: false; message: string };
-  status(): { version: number; templateSetHash: string | null; heapUsedBytes: number; cacheEntries: number };
+  /** With `collectGarbage`, a full garbage collection runs first when the process exposes `gc`. */
+  status(options?: { readonly collectGarbage?: boolean }): WorkerStatus;
+  /** Writes a V8 heap snapshot of this worker into `directory` (a full GC runs first); returns its path. */
+  heapSnapshot(directory: string): string;
+}
+
+export interface WorkerStatus {
+  readonly version: number;
+  readonly templateSetHash: string | null;
+  /** V8 heap in use by this worker. */
+  readonly heapUsedBytes: number;
+  /** Whether a full garbage collection ran just before heapUsedBytes was read (live heap only). */
+  readonly collected: boolean;
+  readonly cacheEntries: number;
 }
 
 /**

@@ -2,6 +2,7 @@
 // every lookup and every object met becomes a dependency key, and guard rejections are logged in
 // order next to the Ingress's warnings, to be replayed when the contribution is reused. The key
 // formats live here so the builder, mapping store changes back to keys, builds the same strings.
+import { flat } from '../store/compact-object.js';
 import { objectKey } from '../store/indexed-store.js';
 import { guardObject } from '../store/object-guard.js';
 import type { KubeObject } from '../protocol.js';
@@ -66,7 +67,9 @@ export class RecordedReads implements StoreReader {
 
   #depend(dep: string): void {
     if (this.#seen.has(dep)) return;
-    this.#seen.add(dep);
-    this.deps.push(dep);
+    // Kept as long as the Ingress's entry: one flat string, not the pieces it was joined from.
+    const kept = flat(dep);
+    this.#seen.add(kept);
+    this.deps.push(kept);
   }
 }

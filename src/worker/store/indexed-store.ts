@@ -4,7 +4,9 @@
 // bounded journal, so incremental consumers ask which keys changed. Every object passes
 // admission (store-admission.ts) on its way in. Pure and synchronous: main thread and replicas.
 import type { KubeObject } from '../protocol.js';
-import { admitObject, type StoreIdentity, type StoreKind } from './store-admission.js';
+import { flat, fromDormantText, toDormantText } from './compact-object.js';
+import { IndexTree } from './index-tree.js';
+import { admitObject, registerAdmitted, type StoreIdentity, type StoreKind } from './store-admission.js';
 
 export { StoreRefusal, type StoreKind } from './store-admission.js';
 
@@ -51,8 +53,21 @@ function fieldValue(object: unknown, path: readonly string[]): string {
 /** The change journal keeps at least this many keys (and at most twice the store's size beyond that). */
 const JOURNAL_MIN = 4096;
 
-/** A node of the index tree. Leaves (depth = number of index fields) hold objects by key. */
-type IndexNode = Map<string, IndexNode | Map<string, KubeObject>>;
+/**
+ * How a store holds an object: the object, or (in a dormant store, until something reads it) the
+ * JSON text of its compact form (compact-object.ts), which costs a third as much. No admitted
+ * object is a string, so the two never mix up.
+ */
+type Held = KubeObject | string;
+
+export interface IndexedStoreOptions {
+  /**
+   * Hold plain-JSON objects as text until they are first read (get, list, fetch), then as the
+   * compact object parsed from it: a worker replica that never renders (a spare) holds each
+   * object as text, one that renders pays the parse once per object version. @default false
+   */
+  readonly dormant?: boolean;
+}
 
 export class IndexedStore {
   readonly name: string;
@@ -60,8 +75,9 @@ export class IndexedStore {
   /** What the objects of this store remember as their store (see store-admission.ts). */
   readonly #identity: StoreIdentity;
   readonly #paths: readonly (readonly string[])[];
-  readonly #byKey = new Map<string, KubeObject>();
-  readonly #index: IndexNode = new Map();
+  readonly #byKey = new Map<string, Held>();
+  readonly #index: IndexTree<Held>;
+  readonly #dormant: boolean;
   /** Every key, sorted by compareKeys; kept sorted on each change (null until first needed). */
   #order: string[] | null = null;
   /** The objects in `#order`; rebuilt lazily after a change. */
@@ -78,11 +94,13 @@ export class IndexedStore {
    * A store without one admits any named object, and the guard renders none of them until a
    * template set names the store's kind (see `adopt`).
    */
-  constructor(name: string, indexBy: readonly string[] = ['metadata.namespace', 'metadata.name'], definition?: StoreKind) {
+  constructor(name: string, indexBy: readonly string[] = ['metadata.namespace', 'metadata.name'], definition?: StoreKind, options: IndexedStoreOptions = {}) {
     if (indexBy.length === 0) throw new TypeError(`store ${name}: indexBy must name at least one field`);
     this.name = name;
     this.indexBy = indexBy;
     this.#paths = indexBy.map(parseFieldPath);
+    this.#index = new IndexTree(indexBy.length);
+    this.#dormant = options.dormant === true;
     this.#identity = { name, definition: definition === undefined ? undefined : { kind: definition.kind, apiVersion: definition.apiVersion } };
   }
 
@@ -135,11 +153,12 @@ export class IndexedStore {
    */
   upsert(raw: KubeObject, key?: string): boolean {
     const object = this.admit(raw);
-    key ??= objectKey(object);
+    key = flat(key ?? objectKey(object));
     const previous = this.#byKey.get(key);
-    if (previous !== undefined) this.#unindex(key, previous);
-    this.#byKey.set(key, object);
-    this.#indexObject(key, object);
+    if (previous !== undefined) this.#index.delete(key, this.indexValues(this.#objectOf(previous)));
+    const held: Held = this.#dormant ? (toDormantText(object, this.#identity.definition) ?? object) : object;
+    this.#byKey.set(key, held);
+    this.#index.set(key, this.indexValues(object), held);
     if (previous === undefined && this.#order !== null) this.#order.splice(this.#position(key), 0, key);
     this.#changed(key);
     return previous === undefined;
@@ -150,7 +169,7 @@ export class IndexedStore {
     const previous = this.#byKey.get(key);
     if (previous === undefined) return false;
     this.#byKey.delete(key);
-    this.#unindex(key, previous);
+    this.#index.delete(key, this.indexValues(this.#objectOf(previous)));
     if (this.#order !== null) this.#order.splice(this.#position(key), 1);
     this.#changed(key);
     return true;
@@ -164,7 +183,8 @@ export class IndexedStore {
   }
 
   get(key: string): KubeObject | undefined {
-    return this.#byKey.get(key);
+    const held = this.#byKey.get(key);
+    return held === undefined ? undefined : this.#awake(key, held);
   }
 
   /** The primary keys held, in no particular order. */
@@ -176,7 +196,7 @@ export class IndexedStore {
   list(): readonly KubeObject[] {
     if (this.#sorted === null) {
       this.#order ??= [...this.#byKey.keys()].sort(compareKeys);
-      this.#sorted = this.#order.map((k) => this.#byKey.get(k) as KubeObject);
+      this.#sorted = this.#order.map((k) => this.#awake(k, this.#byKey.get(k) as Held));
     }
     return this.#sorted;
   }
@@ -186,22 +206,32 @@ export class IndexedStore {
    * Results are sorted by namespace/name.
    */
   fetch(keys: readonly string[]): KubeObject[] {
-    if (keys.length > this.#paths.length) return [];
-    let node: IndexNode | Map<string, KubeObject> | undefined = this.#index;
-    for (const key of keys) {
-      node = (node as IndexNode).get(String(key));
-      if (node === undefined) return [];
-    }
-    const found: [string, KubeObject][] = [];
-    collect(node, this.#paths.length - keys.length, found);
-    found.sort((a, b) => compareKeys(a[0], b[0]));
-    return found.map(([, o]) => o);
+    const found = this.#index.find(keys);
+    if (found.length > 1) found.sort((a, b) => compareKeys(a[0], b[0]));
+    return found.map(([key, held]) => this.#awake(key, held));
   }
 
   /** The single object at `keys`, or undefined when there is none or more than one. */
   getSingle(keys: readonly string[]): KubeObject | undefined {
     const found = this.fetch(keys);
     return found.length === 1 ? found[0] : undefined;
+  }
+
+  /** The object a held entry stands for, parsed afresh when it is text (for its index values). */
+  #objectOf(held: Held): KubeObject {
+    return typeof held === 'string' ? fromDormantText(held, this.#identity.definition) : held;
+  }
+
+  /**
+   * The object `held` stands for. Text is parsed once, into the object held from then on (so
+   * its identity, by which the guard caches verdicts, stays the same until the key changes).
+   */
+  #awake(key: string, held: Held): KubeObject {
+    if (typeof held !== 'string') return held;
+    const object = registerAdmitted(fromDormantText(held, this.#identity.definition), this.#identity);
+    this.#byKey.set(key, object);
+    this.#index.set(key, this.indexValues(object), object);
+    return object;
   }
 
   /** Where `key` is, or would be inserted, in `#order` (binary search). */
@@ -228,57 +258,8 @@ export class IndexedStore {
       this.#journalStart += drop;
     }
   }
-
-  #indexObject(key: string, object: KubeObject): void {
-    let node: IndexNode = this.#index;
-    const last = this.#paths.length - 1;
-    for (let depth = 0; depth < last; depth++) {
-      const value = fieldValue(object, this.#paths[depth] as readonly string[]);
-      let child = node.get(value) as IndexNode | undefined;
-      if (child === undefined) {
-        child = new Map();
-        node.set(value, child);
-      }
-      node = child;
-    }
-    const leafValue = fieldValue(object, this.#paths[last] as readonly string[]);
-    let leaf = node.get(leafValue) as Map<string, KubeObject> | undefined;
-    if (leaf === undefined) {
-      leaf = new Map();
-      node.set(leafValue, leaf);
-    }
-    leaf.set(key, object);
-  }
-
-  #unindex(key: string, object: KubeObject): void {
-    const trail: [IndexNode, string][] = [];
-    let node: IndexNode = this.#index;
-    for (let depth = 0; depth < this.#paths.length; depth++) {
-      const value = fieldValue(object, this.#paths[depth] as readonly string[]);
-      trail.push([node, value]);
-      const child = node.get(value);
-      if (child === undefined) return;
-      node = child as IndexNode;
-    }
-    const leaf = node as unknown as Map<string, KubeObject>;
-    leaf.delete(key);
-    // Prune empty branches so a churning store does not accumulate empty maps.
-    for (let i = trail.length - 1; i >= 0; i--) {
-      const [parent, value] = trail[i] as [IndexNode, string];
-      const child = parent.get(value) as Map<string, unknown>;
-      if (child.size > 0) break;
-      parent.delete(value);
-    }
-  }
 }
 
-function collect(node: IndexNode | Map<string, KubeObject>, depthLeft: number, out: [string, KubeObject][]): void {
-  if (depthLeft === 0) {
-    for (const entry of node as Map<string, KubeObject>) out.push(entry);
-    return;
-  }
-  for (const child of (node as IndexNode).values()) collect(child, depthLeft - 1, out);
-}
 
 /** Orders `namespace/name` keys by namespace, then name (plain code-unit order, stable across locales). */
 export function compareKeys(a: string, b: string): number {

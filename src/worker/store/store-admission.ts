@@ -41,6 +41,12 @@ export function storeOf(object: object): StoreIdentity | undefined {
   return entered.get(object);
 }
 
+/** Records that `object`, a copy of one the store admitted (same kind and fields), is in `store`. */
+export function registerAdmitted<T extends object>(object: T, store: StoreIdentity): T {
+  entered.set(object, store);
+  return object;
+}
+
 /**
  * The object as the store keeps it: the same object, or a copy with the store's kind and
  * apiVersion filled in. Throws a StoreRefusal for an object without a name or of another kind.

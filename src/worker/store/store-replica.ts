@@ -4,6 +4,8 @@
 // The replica re-checks, it does not trust: each store is rebuilt with the definition the
 // snapshot names, every object goes through admission again, and the guard checks it by that
 // store's kind before any render reads it. An object admission refuses is not held.
+// Each object is held once, in compact form (compact-object.ts): as text until a render reads it,
+// so a spare worker that never renders holds text alone.
 import { IndexedStore, StoreRefusal } from './indexed-store.js';
 import type { KubeObject, ReplicaSync, ReplicaSyncAck } from '../protocol.js';
 
@@ -31,7 +33,7 @@ export class StoreReplica {
       this.#stores.clear();
       for (const [name, snapshot] of Object.entries(sync.stores)) {
         const { indexBy, kind, apiVersion, objects } = snapshot;
-        const store = new IndexedStore(name, indexBy, kind === undefined || apiVersion === undefined ? undefined : { kind, apiVersion });
+        const store = new IndexedStore(name, indexBy, kind === undefined || apiVersion === undefined ? undefined : { kind, apiVersion }, { dormant: true });
         this.#stores.set(name, store);
         for (const object of objects) this.#upsert(store, object, undefined);
       }

@@ -210,4 +210,60 @@ describe('StoreReplica', () => {
       expect(contents(replica, 'endpointslices')).toEqual([]);
     });
   });
+
+  describe('holding each object in compact form', () => {
+    const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+    it('holds a copy with the same fields and values as the object it was sent', () => {
+      const replica = new StoreReplica();
+      const ingress = {
+        metadata: { name: 'web', namespace: 'ns', labels: { app: 'web' }, annotations: { 'haproxy.org/timeout-server': '5s' } },
+        spec: { rules: [{ host: 'web.example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }] },
+        status: { loadBalancer: {} },
+        empty: null,
+        flag: false,
+      };
+      replica.apply(full(1, { ingresses: { objects: [ingress] } }));
+
+      const held = replica.store('ingresses')?.get('ns/web');
+      expect(held).not.toBe(ingress);
+      expect(held).toEqual(ingress);
+    });
+
+    it("drops metadata.managedFields and kubectl's last-applied annotation, and nothing else", () => {
+      const replica = new StoreReplica();
+      const object = {
+        metadata: { name: 'web', namespace: 'ns', managedFields: [{ manager: 'kubectl' }], annotations: { [LAST_APPLIED]: '{"big":true}', keep: 'yes' } },
+        data: { [LAST_APPLIED]: 'a data key of the same name stays', managedFields: 'so does this' },
+      };
+      replica.apply(full(1, { configmaps: { objects: [object] } }));
+
+      expect(replica.store('configmaps')?.get('ns/web')).toEqual({
+        metadata: { name: 'web', namespace: 'ns', annotations: { keep: 'yes' } },
+        data: { [LAST_APPLIED]: 'a data key of the same name stays', managedFields: 'so does this' },
+      });
+    });
+
+    it('keeps an object that is not plain JSON data exactly as it arrived', () => {
+      const replica = new StoreReplica();
+      const dated = { metadata: { name: 'a', namespace: 'ns' }, at: new Date(0) };
+      const undefinedField = { metadata: { name: 'b', namespace: 'ns' }, gone: undefined };
+      const shared = { port: 80 };
+      const sharing = { metadata: { name: 'c', namespace: 'ns' }, first: shared, second: shared };
+      replica.apply(full(1, { things: { objects: [dated, undefinedField, sharing] } }));
+
+      const store = replica.store('things');
+      expect(store?.get('ns/a')).toBe(dated);
+      expect(store?.get('ns/b')).toBe(undefinedField);
+      expect(store?.get('ns/c')).toBe(sharing);
+    });
+
+    it('still refuses, per object, what admission refuses', () => {
+      const replica = new StoreReplica();
+      replica.apply(full(1, { services: { objects: [null as unknown as KubeObject, { metadata: { name: '' } }, obj('ns', 'a')] } }));
+
+      expect(replica.refused).toBe(2);
+      expect(contents(replica, 'services')).toEqual(['ns/a@0']);
+    });
+  });
 });

@@ -1,6 +1,6 @@
 // OutputReuse: the outputs this pool handed out, so a task can name them instead of carrying them.
 // A worker leaves out of its result every file equal to the one in the last output the main
-// thread received from it (one output per worker is held here), since copying a 4 MiB config
+// thread received from it (only the newest output of all is held here), since copying a 4 MiB config
 // back costs the main thread milliseconds; the files are put back here before anyone sees it.
 import type { AuxiliaryFiles, OriginIndex, RenderBaseline, RenderSuccess, ReusedFiles } from '../../../worker/protocol.js';
 import { applyEdits } from '../../../worker/render/text-window.js';
@@ -14,7 +14,7 @@ interface ReceivedOutput {
 export class OutputReuse {
   /** Render IDs of this pool's outputs, by the identity of their auxiliary files object. */
   readonly #outputIds = new WeakMap<object, string>();
-  /** The last output received from each worker, by thread ID. */
+  /** The newest output received, by the thread ID of the worker that rendered it (one entry at most). */
   readonly #received = new Map<number, ReceivedOutput>();
   #filesReused = 0;
 
@@ -47,6 +47,9 @@ export class OutputReuse {
   accept(result: RenderSuccess, renderId: string): RenderSuccess {
     const full = this.#restore(result);
     this.#outputIds.set(full.auxiliaryFiles, renderId);
+    // Only the newest output is held, whichever worker rendered it (the caller holds it anyway,
+    // as the next baseline): holding one per worker would keep a whole older output alive.
+    this.#received.clear();
     if (full.threadId !== undefined) {
       this.#received.set(full.threadId, { renderId, output: { haproxyConfig: full.haproxyConfig, auxiliaryFiles: full.auxiliaryFiles, origins: full.origins } });
     }

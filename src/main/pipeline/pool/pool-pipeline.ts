@@ -186,6 +186,11 @@ export class PoolPipeline implements PipelineExecutor {
     return this.#threads;
   }
 
+  /** The worker the next execute renders on while it is idle (the others are spares), if any. */
+  get renderingThread(): number | undefined {
+    return this.#preferredThread;
+  }
+
   /** Render tasks handed to the pool and not yet settled. */
   get rendersInFlight(): number {
     return this.#inFlight;
@@ -208,14 +213,25 @@ export class PoolPipeline implements PipelineExecutor {
     return this.#pool.utilization;
   }
 
-  /** Replica version and heap of each worker, for diagnostics and benchmarks. */
-  async workerStatus(): Promise<{ threadId: number; version: number; heapUsedBytes: number }[]> {
+  /**
+   * Replica version and heap of each worker, for diagnostics and benchmarks. With
+   * `collectGarbage` each worker runs a full garbage collection first when the process runs
+   * under `node --expose-gc` (`collected` says whether it did), so the heap is the live heap.
+   */
+  async workerStatus(options: { readonly collectGarbage?: boolean } = {}): Promise<{ threadId: number; version: number; heapUsedBytes: number; collected: boolean }[]> {
     return Promise.all(
       [...this.#registry.handles()].map(async (w) => {
-        const status = await w.remote.status();
-        return { threadId: w.threadId, version: status.version, heapUsedBytes: status.heapUsedBytes };
+        const status = await w.remote.status({ collectGarbage: options.collectGarbage === true });
+        return { threadId: w.threadId, version: status.version, heapUsedBytes: status.heapUsedBytes, collected: status.collected };
       }),
     );
+  }
+
+  /** Writes a V8 heap snapshot of one worker into `directory`; resolves to its path. */
+  async writeHeapSnapshot(threadId: number, directory: string): Promise<string> {
+    const handle = [...this.#registry.handles()].find((w) => w.threadId === threadId);
+    if (handle === undefined) throw new Error(`no worker with thread ID ${threadId}`);
+    return handle.remote.heapSnapshot(directory);
   }
 
   async execute(signal: AbortSignal, stores: StoreProvider, mode: PipelineMode, options: ExecuteOptions = {}): Promise<CheckedPipelineResult> {

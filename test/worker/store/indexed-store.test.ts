@@ -1,0 +1,136 @@
+// IndexedStore's index tree: objects sharing every index value sit in one leaf, and lookups,
+// replacements and deletions give the same answers whether a leaf holds one object or several.
+import { describe, expect, it } from 'vitest';
+import { IndexedStore } from '../../../src/worker/store/indexed-store.js';
+import type { KubeObject } from '../../../src/worker/protocol.js';
+
+const BY_SERVICE = ['metadata.namespace', 'metadata.labels.kubernetes\\.io/service-name'];
+
+function slice(namespace: string, name: string, service: string, rev = 0): KubeObject {
+  return { metadata: { name, namespace, labels: { 'kubernetes.io/service-name': service } }, rev };
+}
+
+const names = (objects: readonly KubeObject[]): string[] => objects.map((o) => `${o.metadata.name}@${String(o['rev'])}`);
+
+describe('IndexedStore index leaves', () => {
+  it('finds every object that shares the same index values, sorted by name', () => {
+    const store = new IndexedStore('endpointslices', BY_SERVICE);
+    store.upsert(slice('ns', 'web-b', 'web'));
+    store.upsert(slice('ns', 'web-a', 'web'));
+    store.upsert(slice('ns', 'api-a', 'api'));
+
+    expect(names(store.fetch(['ns', 'web']))).toEqual(['web-a@0', 'web-b@0']);
+    expect(names(store.fetch(['ns', 'api']))).toEqual(['api-a@0']);
+    expect(store.getSingle(['ns', 'web'])).toBeUndefined();
+    expect(names(store.fetch(['ns']))).toEqual(['api-a@0', 'web-a@0', 'web-b@0']);
+  });
+
+  it('replaces an object in place, whether it shares its leaf or holds it alone', () => {
+    const store = new IndexedStore('endpointslices', BY_SERVICE);
+    store.upsert(slice('ns', 'api-a', 'api'));
+    store.upsert(slice('ns', 'web-a', 'web'));
+    store.upsert(slice('ns', 'web-b', 'web'));
+    store.upsert(slice('ns', 'api-a', 'api', 1));
+    store.upsert(slice('ns', 'web-b', 'web', 2));
+
+    expect(names(store.fetch(['ns', 'api']))).toEqual(['api-a@1']);
+    expect(names(store.fetch(['ns', 'web']))).toEqual(['web-a@0', 'web-b@2']);
+  });
+
+  it('moves an object whose index value changed out of its old leaf', () => {
+    const store = new IndexedStore('endpointslices', BY_SERVICE);
+    store.upsert(slice('ns', 'one', 'web'));
+    store.upsert(slice('ns', 'two', 'web'));
+    store.upsert(slice('ns', 'two', 'api'));
+
+    expect(names(store.fetch(['ns', 'web']))).toEqual(['one@0']);
+    expect(names(store.fetch(['ns', 'api']))).toEqual(['two@0']);
+    expect(store.getSingle(['ns', 'web'])?.metadata.name).toBe('one');
+  });
+
+  it('keeps the others of a leaf when one is deleted, and forgets the branch when the last goes', () => {
+    const store = new IndexedStore('endpointslices', BY_SERVICE);
+    for (const name of ['a', 'b', 'c']) store.upsert(slice('ns', name, 'web'));
+    store.delete('ns/b');
+    expect(names(store.fetch(['ns', 'web']))).toEqual(['a@0', 'c@0']);
+    store.delete('ns/a');
+    expect(names(store.fetch(['ns', 'web']))).toEqual(['c@0']);
+    store.delete('ns/c');
+    expect(store.fetch(['ns', 'web'])).toEqual([]);
+    expect(store.fetch(['ns'])).toEqual([]);
+    store.upsert(slice('ns', 'd', 'web'));
+    expect(names(store.fetch(['ns', 'web']))).toEqual(['d@0']);
+  });
+
+  it('indexes by a single field, keying objects by the key they were stored under', () => {
+    const store = new IndexedStore('things', ['metadata.name']);
+    store.upsert({ metadata: { name: 'x' } }, 'first');
+    store.upsert({ metadata: { name: 'x' } }, 'second');
+    store.delete('first');
+
+    expect(store.fetch(['x'])).toEqual([{ metadata: { name: 'x' } }]);
+    expect([...store.keys()]).toEqual(['second']);
+  });
+});
+
+describe('a dormant IndexedStore (as worker replicas hold objects)', () => {
+  const dormant = (): IndexedStore => new IndexedStore('endpointslices', BY_SERVICE, undefined, { dormant: true });
+
+  it('answers every lookup with an object equal to the one stored, the same object each time', () => {
+    const store = dormant();
+    const stored = slice('ns', 'web-a', 'web');
+    store.upsert(stored);
+    store.upsert(slice('ns', 'web-b', 'web'));
+
+    const fetched = store.fetch(['ns', 'web']);
+    expect(fetched).toEqual([stored, slice('ns', 'web-b', 'web')]);
+    expect(store.get('ns/web-a')).toBe(fetched[0]);
+    expect(store.list()[0]).toBe(fetched[0]);
+    expect(store.fetch(['ns', 'web'])[1]).toBe(fetched[1]);
+  });
+
+  it('hands out objects the guard knows as admitted by this store', async () => {
+    const { storeOf } = await import('../../../src/worker/store/store-admission.js');
+    const store = new IndexedStore('endpointslices', BY_SERVICE, { kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1' }, { dormant: true });
+    store.upsert(slice('ns', 'web-a', 'web'));
+
+    const held = store.get('ns/web-a') as KubeObject;
+    expect(storeOf(held)?.name).toBe('endpointslices');
+    expect(held).toMatchObject({ kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1' });
+  });
+
+  it("gives back the store's own kind and apiVersion, fields in their order, on objects that carry them", () => {
+    const store = new IndexedStore('endpointslices', BY_SERVICE, { kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1' }, { dormant: true });
+    const stamped = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', ...slice('ns', 'a', 'web') };
+    store.upsert(stamped);
+
+    const held = store.get('ns/a') as KubeObject;
+    expect(held).toEqual(stamped);
+    expect(Object.keys(held)).toEqual(Object.keys(stamped));
+  });
+
+  it('moves, replaces and deletes objects it has not handed out yet', () => {
+    const store = dormant();
+    store.upsert(slice('ns', 'one', 'web'));
+    store.upsert(slice('ns', 'two', 'web'));
+    store.upsert(slice('ns', 'two', 'api', 3));
+    store.delete('ns/one');
+
+    expect(store.fetch(['ns', 'web'])).toEqual([]);
+    expect(names(store.fetch(['ns', 'api']))).toEqual(['two@3']);
+    expect(store.size).toBe(1);
+  });
+
+  it('gives a changed object afresh, and keeps handing out the unchanged ones it gave before', () => {
+    const store = dormant();
+    store.upsert(slice('ns', 'a', 'web'));
+    store.upsert(slice('ns', 'b', 'web'));
+    const [a, b] = store.list();
+    store.upsert(slice('ns', 'b', 'web', 1));
+
+    const [a2, b2] = store.list();
+    expect(a2).toBe(a);
+    expect(b2).not.toBe(b);
+    expect(b2?.['rev']).toBe(1);
+  });
+});
