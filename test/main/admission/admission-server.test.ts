@@ -3,48 +3,36 @@
 // never answers and a fake clock.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdmissionServer, MAX_REVIEW_BYTES, type AdmissionServer } from '../../../src/main/admission/admission-server.js';
-import { WorkerAdmissionChecker, type AdmissionCheck } from '../../../src/main/admission/worker-admission-checker.js';
+import { type AdmissionCheck } from '../../../src/main/admission/worker-admission-checker.js';
 import { ControllerMetrics } from '../../../src/main/metrics/metrics.js';
-import { StoreProvider } from '../../../src/main/stores/store-provider.js';
 import type { AdmissionVerdict, KubeObject, TemplateSetSource } from '../../../src/worker/protocol.js';
 import { rejectionMessage } from '../../../src/worker/store/object-guard.js';
-import { defaultTemplateSet, endpointSlice, ingress, renderObjects, rule, service, storeNameFor } from '../../helpers/cluster.js';
+import { endpointSlice, ingress, renderObjects, rule, service } from '../../helpers/cluster.js';
 import { admissionReview, postReview, servingPem, type ReviewResponse, type ServingPem } from '../../helpers/admission-client.js';
 import { FakeClock } from '../../helpers/fake-clock.js';
+import { startAdmissionHarness, type AdmissionHarness } from '../../helpers/admission-harness.js';
 import { silentLogger } from '../../helpers/loggers.js';
 
 const OLD = { creationTimestamp: '2024-01-01T00:00:00Z' };
 const owner = ingress('team-a', 'shop', { rules: [rule('shop.example.com', { service: 'web' })] }, OLD);
 const cluster: KubeObject[] = [owner, service('team-a', 'web'), endpointSlice('team-a', 'web', ['10.0.0.1']), service('team-b', 'web'), endpointSlice('team-b', 'web', ['10.0.0.2'])];
 
+let harness: AdmissionHarness;
 let set: TemplateSetSource;
 let pem: ServingPem;
 let server: AdmissionServer;
 let metrics: ControllerMetrics;
 
 beforeAll(async () => {
-  set = await defaultTemplateSet();
-  pem = await servingPem();
-  const stores = new StoreProvider(set.stores);
-  for (const object of cluster) stores.store(storeNameFor(object, set.stores)).upsert(object);
-  metrics = new ControllerMetrics({ defaultMetrics: false });
-  const checker = new WorkerAdmissionChecker({ stores, templateSet: set });
-  checker.start();
-  server = await startAdmissionServer({ address: '127.0.0.1:0', ...pem, checker, metrics, logger: silentLogger() });
+  harness = await startAdmissionHarness(cluster);
+  ({ set, pem, server, metrics } = harness);
 });
 
 afterAll(async () => {
   await server?.close();
 });
 
-async function reviewOf(body: string, port = server.port): Promise<ReviewResponse['response']> {
-  const reply = await postReview(port, pem.cert, body);
-  expect(reply.status).toBe(200);
-  const parsed = JSON.parse(reply.text) as ReviewResponse;
-  expect(parsed.apiVersion).toBe('admission.k8s.io/v1');
-  expect(parsed.kind).toBe('AdmissionReview');
-  return parsed.response;
-}
+const reviewOf = (body: string, port?: number): Promise<ReviewResponse['response']> => harness.reviewOf(body, port);
 
 describe('the admission webhook over HTTPS', () => {
   it('allows a good Ingress, echoing the request uid', async () => {
