@@ -1,13 +1,17 @@
 // The Ingress status, Gateway API status and Event APIs of the product, pointed at a FakeKubeApi, with every call
 // stamped on a FakeClock: tests drive the pacing with the fake clock while the writes are real
 // HTTP requests. `drive` advances the fake clock whenever nothing is in flight.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setImmediate as tick } from 'node:timers/promises';
+import { afterEach, beforeEach } from 'vitest';
 import { loadKubeConfig } from '../../src/main/sources/kubernetes/kube-config.js';
 import { kubeEventApi, type KubeEventApi } from '../../src/main/kube-events/kube-event-api.js';
 import { kubeIngressStatusApi, type IngressStatusApi } from '../../src/main/status/ingress-status-api.js';
 import { kubeGatewayStatusApi, type GatewayStatusApi } from '../../src/main/status/gateway-status-api.js';
-import type { FakeClock } from './fake-clock.js';
-import type { FakeKubeApi } from './fake-kube-api.js';
+import { FakeClock } from './fake-clock.js';
+import { FakeKubeApi } from './fake-kube-api.js';
 
 export interface RecordedApis {
   readonly status: IngressStatusApi;
@@ -92,4 +96,46 @@ export async function drive(clock: FakeClock, apis: Pick<RecordedApis, 'inFlight
     if (due !== undefined && apis.inFlight() === 0) await clock.advance(Math.max(0, due - clock.now()));
   }
   throw new Error('drive: the condition never held');
+}
+
+/** A fresh fake API server, fake clock and recorded APIs for each test of the file (`beforeEach`), closed after it. */
+export interface StatusApiFixture {
+  readonly api: FakeKubeApi;
+  readonly clock: FakeClock;
+  readonly apis: RecordedApis;
+  /** A private directory (its kubeconfig is there). */
+  readonly dir: string;
+}
+
+export function useStatusApi(prefix: string): StatusApiFixture {
+  let current: { api: FakeKubeApi; clock: FakeClock; apis: RecordedApis; dir: string } | undefined;
+  beforeEach(async () => {
+    const api = await FakeKubeApi.start();
+    const dir = await mkdtemp(join(tmpdir(), prefix));
+    const clock = new FakeClock();
+    current = { api, clock, dir, apis: await recordedApis(api, clock, dir) };
+  });
+  afterEach(async () => {
+    await current?.api.close();
+    if (current !== undefined) await rm(current.dir, { recursive: true, force: true });
+    current = undefined;
+  });
+  const now = (): NonNullable<typeof current> => {
+    if (current === undefined) throw new Error('useStatusApi: read inside a test');
+    return current;
+  };
+  return {
+    get api() {
+      return now().api;
+    },
+    get clock() {
+      return now().clock;
+    },
+    get apis() {
+      return now().apis;
+    },
+    get dir() {
+      return now().dir;
+    },
+  };
 }

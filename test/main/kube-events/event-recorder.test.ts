@@ -2,10 +2,7 @@
 // clock) to the fake API server: one Warning per object and reason however many renders repeat
 // it, with the stable reason; a Normal Accepted once fixed; a repeat after that updates the
 // Event's series; messages capped; nothing from a follower.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../../src/main/engine.js';
 import { newEvent } from '../../../src/main/events/events.js';
 import { KubeEventRecorder } from '../../../src/main/kube-events/event-recorder.js';
@@ -13,26 +10,18 @@ import { capNote, MAX_NOTE_BYTES } from '../../../src/main/kube-events/object-fi
 import type { Elector } from '../../../src/main/leadership/elector.js';
 import type { KubeObject } from '../../../src/worker/protocol.js';
 import { defaultTemplateSet, endpointSlice, ingress, rule, service, storeNameFor, tlsSecret } from '../../helpers/cluster.js';
-import { FakeClock } from '../../helpers/fake-clock.js';
-import { FakeKubeApi, type FakeObject } from '../../helpers/fake-kube-api.js';
+import type { FakeClock } from '../../helpers/fake-clock.js';
+import type { FakeKubeApi} from '../../helpers/fake-kube-api.js';
+import { type FakeObject } from '../../helpers/fake-kube-api.js';
 import { silentLogger } from '../../helpers/loggers.js';
-import { drive, recordedApis, type RecordedApis } from '../../helpers/status-api.js';
+import { drive, useStatusApi, type RecordedApis } from '../../helpers/status-api.js';
 
+const fixture = useStatusApi('kube-events-');
 let api: FakeKubeApi;
-let dir: string;
 let clock: FakeClock;
 let apis: RecordedApis;
-
-beforeEach(async () => {
-  api = await FakeKubeApi.start();
-  dir = await mkdtemp(join(tmpdir(), 'kube-events-'));
-  clock = new FakeClock();
-  apis = await recordedApis(api, clock, dir);
-});
-
-afterEach(async () => {
-  await api.close();
-  await rm(dir, { recursive: true, force: true });
+beforeEach(() => {
+  ({ api, clock, apis } = fixture);
 });
 
 const web = (ns: string): KubeObject[] => [service(ns, 'web'), endpointSlice(ns, 'web', ['10.0.0.1'])];

@@ -6,10 +6,7 @@
 // writes only what changed, keeps lastTransitionTime while a condition's status stays, keeps
 // other controllers' route parents, is paced, warns once on a 403; a follower writes nothing; it
 // withdraws Programmed when the controller stops for good.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { Deployer } from '../../../src/main/deploy/deployer.js';
 import { Engine } from '../../../src/main/engine.js';
 import { newEvent } from '../../../src/main/events/events.js';
@@ -17,32 +14,24 @@ import type { Elector } from '../../../src/main/leadership/elector.js';
 import { GatewayStatus } from '../../../src/main/status/gateway-status.js';
 import type { KubeObject } from '../../../src/worker/protocol.js';
 import { defaultTemplateSet, endpointSlice, service, storeNameFor } from '../../helpers/cluster.js';
-import { FakeClock } from '../../helpers/fake-clock.js';
+import type { FakeClock } from '../../helpers/fake-clock.js';
 import { FakeDeployTarget } from '../../helpers/fake-deploy-target.js';
-import { FakeKubeApi, type FakeObject } from '../../helpers/fake-kube-api.js';
+import type { FakeKubeApi} from '../../helpers/fake-kube-api.js';
+import { type FakeObject } from '../../helpers/fake-kube-api.js';
 import { CONTROLLER, gateway, gatewayClass, httpRoute, ref } from '../../helpers/gateway-objects.js';
 import { silentLogger, spyLogger } from '../../helpers/loggers.js';
-import { drive, recordedApis, type RecordedApis } from '../../helpers/status-api.js';
+import { drive, useStatusApi, type RecordedApis } from '../../helpers/status-api.js';
 
 const GROUP = '/apis/gateway.networking.k8s.io/v1';
 const PATHS: Record<string, string> = { GatewayClass: `${GROUP}/gatewayclasses`, Gateway: `${GROUP}/gateways`, HTTPRoute: `${GROUP}/httproutes` };
 const STORES: Record<string, string> = { gatewayclasses: 'GatewayClass', gateways: 'Gateway', httproutes: 'HTTPRoute' };
 
+const fixture = useStatusApi('gateway-status-');
 let api: FakeKubeApi;
-let dir: string;
 let clock: FakeClock;
 let apis: RecordedApis;
-
-beforeEach(async () => {
-  api = await FakeKubeApi.start();
-  dir = await mkdtemp(join(tmpdir(), 'gateway-status-'));
-  clock = new FakeClock();
-  apis = await recordedApis(api, clock, dir);
-});
-
-afterEach(async () => {
-  await api.close();
-  await rm(dir, { recursive: true, force: true });
+beforeEach(() => {
+  ({ api, clock, apis } = fixture);
 });
 
 const route = (name: string, extra: Record<string, unknown> = {}): KubeObject => httpRoute('shop', name, { parentRefs: [{ name: 'edge' }], hostnames: [`${name}.example.com`], rules: [{ backendRefs: [ref('web')] }], ...extra });

@@ -1,10 +1,7 @@
 // IngressStatus as a leader component of the engine (inline renders, fake clock) against the fake
 // API server: the leader publishes on the served Ingresses; a follower writes nothing; a
 // --publish-service that does not exist is warned about at most once a minute, until it appears.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../../src/main/engine.js';
 import type { Elector } from '../../../src/main/leadership/elector.js';
 import { loadKubeConfig } from '../../../src/main/sources/kubernetes/kube-config.js';
@@ -13,27 +10,19 @@ import { PublishedService } from '../../../src/main/status/published-service.js'
 import type { LoadBalancerIngress } from '../../../src/main/status/load-balancer-addresses.js';
 import type { KubeObject } from '../../../src/worker/protocol.js';
 import { defaultTemplateSet, endpointSlice, ingress, rule, service, storeNameFor } from '../../helpers/cluster.js';
-import { FakeClock } from '../../helpers/fake-clock.js';
-import { FakeKubeApi } from '../../helpers/fake-kube-api.js';
+import type { FakeClock } from '../../helpers/fake-clock.js';
+import type { FakeKubeApi } from '../../helpers/fake-kube-api.js';
 import { silentLogger, spyLogger } from '../../helpers/loggers.js';
-import { drive, recordedApis, type RecordedApis } from '../../helpers/status-api.js';
+import { drive, useStatusApi, type RecordedApis } from '../../helpers/status-api.js';
 
 const INGRESSES = '/apis/networking.k8s.io/v1/ingresses';
+const fixture = useStatusApi('ingress-status-');
 let api: FakeKubeApi;
 let dir: string;
 let clock: FakeClock;
 let apis: RecordedApis;
-
-beforeEach(async () => {
-  api = await FakeKubeApi.start();
-  dir = await mkdtemp(join(tmpdir(), 'ingress-status-'));
-  clock = new FakeClock();
-  apis = await recordedApis(api, clock, dir);
-});
-
-afterEach(async () => {
-  await api.close();
-  await rm(dir, { recursive: true, force: true });
+beforeEach(() => {
+  ({ api, dir, clock, apis } = fixture);
 });
 
 const cluster = (): KubeObject[] => [
