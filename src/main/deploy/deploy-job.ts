@@ -15,6 +15,11 @@ export interface Job {
   readonly trusted: boolean;
   /** The runtime part of a mixed change went out; the reload remains. */
   readonly runtimeDone: boolean;
+  /**
+   * The checksum `deployment.completed` names when `render` is a view of another render (a
+   * passed render reloaded with newer server slots names the passed render: what it serves).
+   */
+  readonly names?: string;
 }
 
 /** A job for `render`, neither forced nor trusted. */

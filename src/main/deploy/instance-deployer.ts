@@ -261,7 +261,7 @@ export class InstanceDeployer {
   async #reloadAhead(passed: Job, job: Job): Promise<Job> {
     const render = withServerSlotsOf(passed.render, job.render, this.#diffOptions);
     this.#logger.info({ renderId: passed.render.renderId, waiting: job.render.renderId }, 'reloading the newest render the gate passed; the newest render waits for its own verdict');
-    await this.#reload({ ...passed, render, storeVersion: job.storeVersion ?? passed.storeVersion, trusted: true });
+    await this.#reload({ ...passed, render, storeVersion: job.storeVersion ?? passed.storeVersion, trusted: true, names: passed.render.checksum });
     this.#passed.deployed(passed, this.#live === render);
     return { ...job, runtimeDone: false };
   }
@@ -355,7 +355,7 @@ export class InstanceDeployer {
   }
 
   #publish(job: Job, kind: EventFields['deployment.completed']['kind'], outcome: 'success' | 'failure', durationMs: number, runtimeOps: number, error?: string): void {
-    const fields: EventFields['deployment.completed'] = { reason: job.reason, kind, outcome, durationMs, runtimeOps, checksum: job.render.checksum, ...(error === undefined ? {} : { error }) };
+    const fields: EventFields['deployment.completed'] = { reason: job.reason, kind, outcome, durationMs, runtimeOps, checksum: job.names ?? job.render.checksum, ...(error === undefined ? {} : { error }) };
     if (outcome === 'failure') this.#logger.error({ renderId: job.render.renderId, kind, error }, 'deployment failed');
     else this.#logger.info({ renderId: job.render.renderId, kind, reason: job.reason, runtimeOps, ms: Math.round(durationMs) }, 'deployed');
     if (outcome === 'failure') this.#retry?.failed(() => this.#retryNewest(job));

@@ -63,8 +63,9 @@ describe('Deployer under steady churn', () => {
     expect(reloaded).toContain('timeout server 30s');
     expect(reloaded).toContain('server srv1 10.0.0.9:80');
     expect(reloaded).not.toContain('10.0.0.1:80');
-    // No runtime operation undoes the move after the reload.
+    // No runtime operation undoes the move after the reload; the deployment names the render it serves.
     expect(h.target.runtimeBatches).toHaveLength(1);
+    expect(h.completed.at(-1)?.checksum).toBe(older.checksum);
     await h.verdict(newer, 'ok', true);
     await h.clock.advance(2500);
     expect(h.target.running).toBe(newer.checksum);

@@ -149,7 +149,10 @@ export class HaproxySoak {
     const deadline = this.#rig.clock.monotonic() + RESTART_TIMEOUT_MS;
     while (this.#rig.clock.monotonic() < deadline) {
       const now = await master.showProc().catch(() => undefined);
-      if (now !== undefined && now.master.pid !== before.master.pid && now.workers.length > 0) return;
+      // A killed current worker takes its master down, and the supervisor starts another. A
+      // worker listed as current while a reload replaces it does not: HAProxy serves on from the
+      // new one, which is as good (under steady reloads the list can lag the reload by a moment).
+      if (now !== undefined && now.workers.length > 0 && !now.workers.some((w) => w.pid === pid) && (which === 'worker' || now.master.pid !== before.master.pid)) return;
       await sleep(this.#rig.clock, 50);
     }
     throw new Error(`HAProxy did not run again within ${RESTART_TIMEOUT_MS / 1000} s after its ${which} was killed`);
