@@ -145,20 +145,21 @@ export async function readHeapGraph(path: string): Promise<ParsedHeap> {
     inNumber = false;
   };
 
-  /** Parses node numbers from `text`; returns the offset past the closing `]`, or -1. */
-  const readNodes = (text: string): number => {
+  /** Parses numbers from `text` into `store`; returns the offset past the closing `]`, or -1. */
+  const readNumbers = (text: string, store: () => void): number => {
     for (let i = 0; i < text.length; i++) {
       const c = text.charCodeAt(i);
       if (c >= 48 && c <= 57) {
         value = value * 10 + (c - 48);
         inNumber = true;
       } else {
-        if (inNumber) storeNumber();
+        if (inNumber) store();
         if (c === 93) return i + 1;
       }
     }
     return -1;
   };
+  const readNodes = (text: string): number => readNumbers(text, storeNumber);
 
   const finishNodes = (): void => {
     wanted = new Set();
@@ -176,20 +177,7 @@ export async function readHeapGraph(path: string): Promise<ParsedHeap> {
     inNumber = false;
   };
 
-  /** Parses edge numbers from `text`; returns the offset past the closing `]`, or -1. */
-  const readEdges = (text: string): number => {
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      if (c >= 48 && c <= 57) {
-        value = value * 10 + (c - 48);
-        inNumber = true;
-      } else {
-        if (inNumber) storeEdgeNumber();
-        if (c === 93) return i + 1;
-      }
-    }
-    return -1;
-  };
+  const readEdges = (text: string): number => readNumbers(text, storeEdgeNumber);
 
   /** Walks the strings array; returns true at its closing `]`. */
   const readStrings = (text: string): boolean => {
