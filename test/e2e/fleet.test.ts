@@ -109,8 +109,8 @@ describe.skipIf(SKIP_HAPROXY)('a fleet of three agents and one controller', () =
       expect(snapshot.master.reloads).toBe(before[i]?.master.reloads);
       expect(snapshot.workers.map((w) => w.pid)).toEqual(before[i]?.workers.map((w) => w.pid));
     }
-    const text = await (await fetch(`http://${metrics}/metrics`)).text();
-    expect(text).toMatch(/^haptic_fleet_instances\{state="in_sync"\} 3$/m);
+    // An agent's HAProxy serves the edit a moment before its deployment (files written too) is counted.
+    await eventually(async () => /^haptic_fleet_instances\{state="in_sync"\} 3$/m.test(await (await fetch(`http://${metrics}/metrics`)).text()), 'every instance counted in sync', 10_000);
   });
 
   it('costs exactly one reload per instance for a new Ingress', async () => {
