@@ -1,7 +1,7 @@
 // The webhook under test: a real AdmissionServer over HTTPS on a free port, its checks on the
 // real admission worker thread against a StoreProvider filled with `cluster`, and `reviewOf`,
 // which posts a review and returns its response once the reply is a well-formed AdmissionReview.
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { startAdmissionServer, type AdmissionServer } from '../../src/main/admission/admission-server.js';
 import { WorkerAdmissionChecker } from '../../src/main/admission/worker-admission-checker.js';
 import { ControllerMetrics } from '../../src/main/metrics/metrics.js';
@@ -41,5 +41,35 @@ export async function startAdmissionHarness(cluster: readonly KubeObject[]): Pro
       expect(parsed).toMatchObject({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' });
       return parsed.response;
     },
+  };
+}
+
+/** The harness for every test of the file: started before them (`beforeAll`), closed after them. */
+export function useAdmissionHarness(cluster: readonly KubeObject[]): AdmissionHarness {
+  let harness: AdmissionHarness | undefined;
+  beforeAll(async () => {
+    harness = await startAdmissionHarness(cluster);
+  });
+  afterAll(async () => {
+    await harness?.server.close();
+  });
+  const now = (): AdmissionHarness => {
+    if (harness === undefined) throw new Error('useAdmissionHarness: read inside a test');
+    return harness;
+  };
+  return {
+    get set() {
+      return now().set;
+    },
+    get pem() {
+      return now().pem;
+    },
+    get server() {
+      return now().server;
+    },
+    get metrics() {
+      return now().metrics;
+    },
+    reviewOf: (body, port) => now().reviewOf(body, port),
   };
 }

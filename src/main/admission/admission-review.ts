@@ -2,7 +2,7 @@
 // checker needs, and encoding the answer. A body that is not a well-formed review is a
 // ReviewProblem (the server answers 400 with its message); only the envelope is judged here: the
 // object inside is the checker's, and an object it cannot decode is denied there, with the reason.
-import type { AdmissionCheckRequest, AdmissionVerdict } from '../../worker/protocol.js';
+import type { AdmissionCheckRequest, AdmissionVerdict } from '../../worker/admission-protocol.js';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 

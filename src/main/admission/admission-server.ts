@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
-import type { AdmissionVerdict } from '../../worker/protocol.js';
+import type { AdmissionVerdict } from '../../worker/admission-protocol.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { defaultLogger } from '../core/logger.js';
 import { parseListenAddress } from '../metrics/http-endpoints.js';

@@ -12,7 +12,8 @@
 // thread for the whole structured clone. Reviews wait for a chunked sync to end.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
-import type { AdmissionCheckRequest, AdmissionVerdict, AdmissionWorkerMessage, AdmissionWorkerReply, ReplicaSync, StoreChange, TemplateSetSource } from '../../worker/protocol.js';
+import type { ReplicaSync, StoreChange, TemplateSetSource } from '../../worker/protocol.js';
+import type { AdmissionCheckRequest, AdmissionVerdict, AdmissionWorkerMessage, AdmissionWorkerReply } from '../../worker/admission-protocol.js';
 import { objectKey } from '../../worker/store/indexed-store.js';
 import { every, systemClock, type Clock } from '../core/clock.js';
 import type { StoreProvider } from '../stores/store-provider.js';

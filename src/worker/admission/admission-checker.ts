@@ -5,7 +5,8 @@
 // (see ownership-index.ts); an HTTPRoute or Gateway is judged in an overlay of the replica (see
 // gateway-review.ts). Pure and synchronous: the admission worker runs it off the main thread.
 // It never runs `haproxy -c`: nothing tenant-written reaches HAProxy here.
-import type { AdmissionCheckRequest, AdmissionVerdict, KubeObject, ReplicaSync, ReplicaSyncAck, TemplateSetSource } from '../protocol.js';
+import type { KubeObject, ReplicaSync, ReplicaSyncAck, TemplateSetSource } from '../protocol.js';
+import type { AdmissionCheckRequest, AdmissionVerdict } from '../admission-protocol.js';
 import { gatewayOptions, type GatewayOptions } from '../routing/gateway-model.js';
 import { computeEntry } from '../routing/ingress-entry.js';
 import { acceptsClass, classPolicy } from '../routing/ingress-class.js';

@@ -3,7 +3,8 @@
 // the parent port in order, so a review always sees every delta posted before it. The template
 // set arrives as workerData. A review that throws is answered as failed, never left unanswered.
 import { parentPort, workerData } from 'node:worker_threads';
-import type { AdmissionWorkerMessage, AdmissionWorkerReply, TemplateSetSource } from '../protocol.js';
+import type { TemplateSetSource } from '../protocol.js';
+import type { AdmissionWorkerMessage, AdmissionWorkerReply } from '../admission-protocol.js';
 import { AdmissionChecker } from './admission-checker.js';
 
 const port = parentPort;

@@ -11,7 +11,8 @@
 //   (InvalidCertificateRef) or into another namespace without a grant (RefNotPermitted). A
 //   certificate Secret that does not exist yet is a warning (cert-manager makes it after the
 //   Gateway). Objects that are not ours (another class, parentRefs to other Gateways) are allowed.
-import type { AdmissionReason, AdmissionVerdict, KubeObject } from '../protocol.js';
+import type { KubeObject } from '../protocol.js';
+import type { AdmissionReason, AdmissionVerdict } from '../admission-protocol.js';
 import { attachRoute, bindGateways, ourClasses, type GatewayEntry, type ListenerSpec, type ParentResult } from '../routing/gateway-attachment.js';
 import { routeBackends, type RuleSpec } from '../routing/gateway-backends.js';
 import { keepOwnedHosts, MAX_ROUTE_LINES } from '../routing/gateway-builder.js';

@@ -1,7 +1,8 @@
 // How the admission checks word their answers: a denial names one reason and carries the
 // message the render gives (escaped, capped); an allowance carries the render's warnings
 // (deduplicated, at most MAX_WARNINGS, each capped). The API server shows both to `kubectl apply`.
-import type { AdmissionReason, AdmissionVerdict, Rejection } from '../protocol.js';
+import type { Rejection } from '../protocol.js';
+import type { AdmissionReason, AdmissionVerdict } from '../admission-protocol.js';
 import { escapeLogText } from '../store/log-text.js';
 import { reasonCodeOf, rejectionMessage } from '../store/object-guard.js';
 

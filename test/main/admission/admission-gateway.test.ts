@@ -2,16 +2,17 @@
 // and Gateway reviews run on the real admission worker thread against a StoreProvider the test
 // fills, and a denial carries what the render reports for the same object (its warning, or its
 // status condition). The deadline path with a checker that never answers and a fake clock.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAdmissionServer, type AdmissionServer } from '../../../src/main/admission/admission-server.js';
+import { describe, expect, it } from 'vitest';
+import { startAdmissionServer } from '../../../src/main/admission/admission-server.js';
 import { type AdmissionCheck } from '../../../src/main/admission/worker-admission-checker.js';
 import { ControllerMetrics } from '../../../src/main/metrics/metrics.js';
-import type { AdmissionVerdict, KubeObject, TemplateSetSource } from '../../../src/worker/protocol.js';
+import type { KubeObject } from '../../../src/worker/protocol.js';
+import type { AdmissionVerdict } from '../../../src/worker/admission-protocol.js';
 import { endpointSlice, renderOk, service, tlsSecret } from '../../helpers/cluster.js';
-import { admissionReview, type ReviewResponse, type ServingPem } from '../../helpers/admission-client.js';
+import { admissionReview, type ReviewResponse } from '../../helpers/admission-client.js';
 import { FakeClock } from '../../helpers/fake-clock.js';
 import { gateway, gatewayClass, httpRoute, ref } from '../../helpers/gateway-objects.js';
-import { startAdmissionHarness, type AdmissionHarness } from '../../helpers/admission-harness.js';
+import { useAdmissionHarness } from '../../helpers/admission-harness.js';
 import { silentLogger } from '../../helpers/loggers.js';
 
 const OLD = { creationTimestamp: '2024-01-01T00:00:00Z' };
@@ -30,22 +31,8 @@ const cluster: KubeObject[] = [
 ];
 const createdNow = (object: KubeObject): KubeObject => ({ ...object, metadata: { ...object.metadata, creationTimestamp: new Date().toISOString() } });
 
-let harness: AdmissionHarness;
-let set: TemplateSetSource;
-let pem: ServingPem;
-let server: AdmissionServer;
-let metrics: ControllerMetrics;
-
-beforeAll(async () => {
-  harness = await startAdmissionHarness(cluster);
-  ({ set, pem, server, metrics } = harness);
-});
-
-afterAll(async () => {
-  await server?.close();
-});
-
-const reviewOf = (body: string, port?: number): Promise<ReviewResponse['response']> => harness.reviewOf(body, port);
+const h = useAdmissionHarness(cluster);
+const reviewOf = (body: string, port?: number): Promise<ReviewResponse['response']> => h.reviewOf(body, port);
 
 describe('the admission webhook over HTTPS: HTTPRoutes', () => {
   it('allows a good HTTPRoute, echoing the request uid', async () => {
@@ -58,14 +45,14 @@ describe('the admission webhook over HTTPS: HTTPRoutes', () => {
     const response = await reviewOf(admissionReview(taker, { kind: 'HTTPRoute' }));
     expect(response).toMatchObject({ allowed: false, status: { code: 403, reason: 'HostConflict' } });
     expect(response.status.message).toContain('hostname shop.example.com belongs to HTTPRoute team-a/shop');
-    expect(renderOk(set, [...cluster, createdNow(taker)]).warnings).toContain(response.status.message);
+    expect(renderOk(h.set, [...cluster, createdNow(taker)]).warnings).toContain(response.status.message);
   });
 
   it('denies a backendRef into another namespace without a ReferenceGrant on UPDATE, with the status condition the render computes', async () => {
     const reach = httpRoute('team-b', 'reach', { ...parent, rules: [{ backendRefs: [ref('web', { namespace: 'team-a' })] }] }, OLD);
     const response = await reviewOf(admissionReview(reach, { kind: 'HTTPRoute', operation: 'UPDATE' }));
     expect(response).toMatchObject({ allowed: false, status: { code: 403, reason: 'RefNotPermitted' } });
-    const condition = renderOk(set, [...cluster, reach]).gatewayStatus?.httpRoutes.find((r) => r.name === 'reach')?.parents[0]?.conditions.find((c) => c.type === 'ResolvedRefs');
+    const condition = renderOk(h.set, [...cluster, reach]).gatewayStatus?.httpRoutes.find((r) => r.name === 'reach')?.parents[0]?.conditions.find((c) => c.type === 'ResolvedRefs');
     expect(condition).toMatchObject({ status: 'False', reason: 'RefNotPermitted' });
     expect(response.status.message).toContain(condition?.message);
   });
@@ -83,7 +70,7 @@ describe('the admission webhook over HTTPS: Gateways', () => {
     const late = gateway('team-b', 'late', [{ name: 'web', port: 8080 }]);
     const response = await reviewOf(admissionReview(late, { kind: 'Gateway' }));
     expect(response).toMatchObject({ allowed: false, status: { code: 403, reason: 'ProtocolConflict' } });
-    const conflicted = renderOk(set, [...cluster, createdNow(late)]).gatewayStatus?.gateways.find((g) => g.name === 'late')?.listeners[0]?.conditions.find((c) => c.type === 'Conflicted');
+    const conflicted = renderOk(h.set, [...cluster, createdNow(late)]).gatewayStatus?.gateways.find((g) => g.name === 'late')?.listeners[0]?.conditions.find((c) => c.type === 'Conflicted');
     expect(response.status.message).toBe(`Gateway team-b/late: listener web: ${conflicted?.message ?? 'none'}`);
   });
 
@@ -96,7 +83,7 @@ describe('the admission webhook over HTTPS: Gateways', () => {
   });
 
   it('counts the reviews under kind HTTPRoute and Gateway', async () => {
-    const text = await metrics.metrics();
+    const text = await h.metrics.metrics();
     expect(text).toMatch(/haptic_admission_reviews_total\{kind="HTTPRoute",verdict="denied"\} [1-9]/);
     expect(text).toMatch(/haptic_admission_reviews_total\{kind="HTTPRoute",verdict="allowed"\} [1-9]/);
     expect(text).toMatch(/haptic_admission_reviews_total\{kind="Gateway",verdict="denied"\} [1-9]/);
@@ -124,7 +111,7 @@ describe('the admission webhook deadline for the Gateway API kinds', () => {
       close: async () => undefined,
     };
     const counted = new ControllerMetrics({ defaultMetrics: false });
-    const slowServer = await startAdmissionServer({ address: '127.0.0.1:0', ...pem, checker: slow, timeoutMs: 2000, clock, metrics: counted, logger: silentLogger() });
+    const slowServer = await startAdmissionServer({ address: '127.0.0.1:0', ...h.pem, checker: slow, timeoutMs: 2000, clock, metrics: counted, logger: silentLogger() });
     try {
       const pending = reviewOf(admissionReview(shop, { kind: 'HTTPRoute', uid: 'uid-slow' }), slowServer.port);
       await checking;

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { StoreProvider } from '../../../src/main/stores/store-provider.js';
-import type { AdmissionCheckRequest, KubeObject, TemplateSetSource } from '../../../src/worker/protocol.js';
+import type { KubeObject, TemplateSetSource } from '../../../src/worker/protocol.js';
+import type { AdmissionCheckRequest } from '../../../src/worker/admission-protocol.js';
 import { AdmissionChecker } from '../../../src/worker/admission/admission-checker.js';
 import { rejectionMessage } from '../../../src/worker/store/object-guard.js';
 import { defaultTemplateSet, endpointSlice, ingress, renderObjects, rule, service, storeNameFor, tlsSecret } from '../../helpers/cluster.js';

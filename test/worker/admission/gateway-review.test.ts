@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { StoreProvider } from '../../../src/main/stores/store-provider.js';
-import type { AdmissionCheckRequest, KubeObject, TemplateSetSource } from '../../../src/worker/protocol.js';
+import type { KubeObject, TemplateSetSource } from '../../../src/worker/protocol.js';
+import type { AdmissionCheckRequest } from '../../../src/worker/admission-protocol.js';
 import { AdmissionChecker } from '../../../src/worker/admission/admission-checker.js';
 import { defaultTemplateSet, endpointSlice, ingress, renderOk, rule, service, storeNameFor, tlsSecret } from '../../helpers/cluster.js';
 import { gateway, gatewayClass, httpRoute, ref, referenceGrant } from '../../helpers/gateway-objects.js';
