@@ -13,7 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MasterCli } from '../../src/main/haproxy/master-cli.js';
+import type { MasterCli } from '../../src/main/haproxy/master-cli.js';
 import type { KubeObject } from '../../src/worker/protocol.js';
 import type { GatewayStatusReport } from '../../src/worker/routing/gateway-model.js';
 import { startCli, type CliProcess } from '../helpers/cli-process.js';
@@ -22,7 +22,7 @@ import { send, servedCertificate, type Reply } from '../helpers/e2e-client.js';
 import { EchoFleet, type EchoServer } from '../helpers/e2e-echo.js';
 import { infraServices, INFRA, settled, startInfraBackends } from '../helpers/e2e-gateway.js';
 import { renderToDir } from '../helpers/e2e-render.js';
-import { eventually } from '../helpers/eventually.js';
+import { killWithHaproxy, whenServing } from '../helpers/run-haproxy.js';
 import { FakeKubeApi } from '../helpers/fake-kube-api.js';
 import { gateway, gatewayClass, httpRoute, ref } from '../helpers/gateway-objects.js';
 import { freePorts, SKIP_HAPROXY, skipNotice } from '../helpers/haproxy-harness.js';
@@ -182,14 +182,11 @@ describe.skipIf(SKIP_HAPROXY)('Gateway API conformance scenarios under run --kub
       'run', '--kubeconfig', kubeconfig, '--out', out, '--haproxy', '--metrics-addr', '127.0.0.1:0', '--threads', '1', '--min-deployment-interval', '300',
       '--set', 'bindAddress=127.0.0.1', '--set', `httpPort=${http}`, '--set', `httpsPort=${https}`, '--set', `statusPort=${status}`, '--set', 'allowLoopbackEndpoints=true',
     ]);
-    const metrics = await eventually(() => /"metrics":"(127\.0\.0\.1:\d+)"/.exec(controller.output())?.[1], 'the metrics address', 60_000);
-    await eventually(async () => (await fetch(`http://${metrics}/readyz`)).status === 200, '/readyz once HAProxy serves the first config', 60_000);
-    master = new MasterCli({ socketPath: join(out, 'run', 'master.sock') });
+    ({ master } = await whenServing(controller, out));
   }, 120_000);
 
   afterAll(async () => {
-    await controller?.stop('SIGKILL');
-    await master?.showProc().then(({ master: m }) => process.kill(m.pid, 'SIGTERM')).catch(() => undefined);
+    await killWithHaproxy(controller, master);
     await api?.close();
     await echoes.stopAll();
     if (root !== undefined) await rm(root, { recursive: true, force: true });

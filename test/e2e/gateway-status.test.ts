@@ -10,13 +10,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MasterCli } from '../../src/main/haproxy/master-cli.js';
+import type { MasterCli } from '../../src/main/haproxy/master-cli.js';
 import type { KubeObject } from '../../src/worker/protocol.js';
 import { startCli, type CliProcess } from '../helpers/cli-process.js';
 import { send } from '../helpers/e2e-client.js';
 import { EchoFleet } from '../helpers/e2e-echo.js';
 import { INFRA, infraServices, startInfraBackends } from '../helpers/e2e-gateway.js';
 import { eventually } from '../helpers/eventually.js';
+import { whenServing } from '../helpers/run-haproxy.js';
 import { FakeKubeApi, type FakeObject } from '../helpers/fake-kube-api.js';
 import { CONTROLLER, gateway, gatewayClass, httpRoute, ref, type ListenerInput } from '../helpers/gateway-objects.js';
 import { freePorts, SKIP_HAPROXY, skipNotice } from '../helpers/haproxy-harness.js';
@@ -125,9 +126,7 @@ describe.skipIf(SKIP_HAPROXY)('run --kubeconfig --haproxy: Gateway API status', 
       '--set', 'bindAddress=127.0.0.1', '--set', `httpPort=${httpPort}`, '--set', `httpsPort=${httpsPort}`, '--set', `statusPort=${statusPort}`,
       '--set', 'allowLoopbackEndpoints=true',
     ]);
-    metrics = await eventually(() => /"metrics":"(127\.0\.0\.1:\d+)"/.exec(controller.output())?.[1], 'the metrics address', 60_000);
-    await eventually(async () => (await fetch(`http://${metrics}/readyz`)).status === 200, '/readyz once HAProxy serves the first config', 60_000);
-    master = new MasterCli({ socketPath: join(out, 'run', 'master.sock') });
+    ({ metrics, master } = await whenServing(controller, out));
     await eventually(() => gatewayLatest(`${INFRA}/same-namespace`) && gatewayLatest(`${INFRA}/gateway-modify`), 'both Gateways Programmed at generation 1', 30_000);
   }, 120_000);
 

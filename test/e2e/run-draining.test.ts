@@ -8,12 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MasterCli } from '../../src/main/haproxy/master-cli.js';
+import type { MasterCli } from '../../src/main/haproxy/master-cli.js';
 import { startCli, type CliProcess } from '../helpers/cli-process.js';
 import { endpointSlice, ingress, rule, service } from '../helpers/cluster.js';
 import { EchoFleet } from '../helpers/e2e-echo.js';
 import { openTunnel, type Tunnel } from '../helpers/e2e-tunnel.js';
 import { eventually } from '../helpers/eventually.js';
+import { whenServing } from '../helpers/run-haproxy.js';
 import { freePorts, SKIP_HAPROXY, skipNotice } from '../helpers/haproxy-harness.js';
 
 skipNotice('test/e2e/run-draining.test.ts');
@@ -57,9 +58,7 @@ describe.skipIf(SKIP_HAPROXY)('run --haproxy --max-old-workers: a tenant holding
       '--set', 'bindAddress=127.0.0.1', '--set', `httpPort=${http}`, '--set', `httpsPort=${https}`, '--set', `statusPort=${status}`,
       '--set', 'allowLoopbackEndpoints=true',
     ]);
-    metrics = await eventually(() => /"metrics":"(127\.0\.0\.1:\d+)"/.exec(controller?.output() ?? '')?.[1], 'the metrics address', 60_000);
-    await eventually(async () => (await fetch(`http://${metrics}/readyz`)).status === 200, '/readyz once HAProxy serves the first config', 60_000);
-    master = new MasterCli({ socketPath: join(out, 'run', 'master.sock') });
+    ({ metrics, master } = await whenServing(controller, out));
   }, 120_000);
 
   afterAll(async () => {

@@ -10,13 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MasterCli } from '../../src/main/haproxy/master-cli.js';
+import type { MasterCli } from '../../src/main/haproxy/master-cli.js';
 import type { KubeObject } from '../../src/worker/protocol.js';
 import { startCli, type CliProcess } from '../helpers/cli-process.js';
 import { send } from '../helpers/e2e-client.js';
 import { EchoFleet, type EchoServer } from '../helpers/e2e-echo.js';
 import { extendedTemplateSet } from '../helpers/e2e-templates.js';
 import { eventually } from '../helpers/eventually.js';
+import { killWithHaproxy, whenServing } from '../helpers/run-haproxy.js';
 import { freePorts, SKIP_HAPROXY, skipNotice } from '../helpers/haproxy-harness.js';
 
 skipNotice('test/e2e/run-haproxy.test.ts');
@@ -95,15 +96,11 @@ describe.skipIf(SKIP_HAPROXY)('run --manifests --haproxy', () => {
       '--set', 'bindAddress=127.0.0.1', '--set', `httpPort=${httpPort}`, '--set', `httpsPort=${httpsPort}`, '--set', `statusPort=${statusPort}`,
       '--set', 'allowLoopbackEndpoints=true',
     ]);
-    metrics = await eventually(() => /"metrics":"(127\.0\.0\.1:\d+)"/.exec(controller.output())?.[1], 'the metrics address', 60_000);
-    await eventually(async () => (await fetch(`http://${metrics}/readyz`)).status === 200, '/readyz once HAProxy serves the first config', 60_000);
-    master = new MasterCli({ socketPath: join(out, 'run', 'master.sock') });
+    ({ metrics, master } = await whenServing(controller, out));
   }, 120_000);
 
   afterAll(async () => {
-    await controller?.stop('SIGKILL');
-    // A SIGKILLed controller leaves its HAProxy behind: stop it through its master socket.
-    await master?.showProc().then(({ master: m }) => process.kill(m.pid, 'SIGTERM')).catch(() => undefined);
+    await killWithHaproxy(controller, master);
     await fleet.stopAll();
     await rm(dir, { recursive: true, force: true });
   });

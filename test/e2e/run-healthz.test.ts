@@ -8,9 +8,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLES_DIR } from '../../src/main/core/paths.js';
 import { haproxyBinary } from '../../src/main/haproxy/haproxy-check.js';
-import { MasterCli } from '../../src/main/haproxy/master-cli.js';
+import type { MasterCli } from '../../src/main/haproxy/master-cli.js';
 import { startCli, type CliProcess } from '../helpers/cli-process.js';
 import { eventually } from '../helpers/eventually.js';
+import { killWithHaproxy, whenServing } from '../helpers/run-haproxy.js';
 import { freePorts, SKIP_HAPROXY, skipNotice } from '../helpers/haproxy-harness.js';
 
 skipNotice('test/e2e/run-healthz.test.ts');
@@ -42,14 +43,11 @@ describe.skipIf(SKIP_HAPROXY)('run --haproxy /healthz', () => {
       ],
       { HAPROXY_BIN: wrapper },
     );
-    metrics = await eventually(() => /"metrics":"(127\.0\.0\.1:\d+)"/.exec(controller.output())?.[1], 'the metrics address', 60_000);
-    await eventually(async () => (await fetch(`http://${metrics}/readyz`)).status === 200, '/readyz once HAProxy serves', 60_000);
-    master = new MasterCli({ socketPath: join(out, 'run', 'master.sock') });
+    ({ metrics, master } = await whenServing(controller, out));
   }, 90_000);
 
   afterAll(async () => {
-    await controller?.stop('SIGKILL');
-    await master?.showProc().then(({ master: m }) => process.kill(m.pid, 'SIGTERM')).catch(() => undefined);
+    await killWithHaproxy(controller, master);
     await rm(dir, { recursive: true, force: true });
   });
 
