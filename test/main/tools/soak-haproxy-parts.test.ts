@@ -158,11 +158,13 @@ describe('faults against a serving HAProxy', () => {
       clock,
       holdMs: 1000,
       elapsedMs: () => clock.monotonic(),
+      renderTimeoutMs: 5000,
       haproxy: {
         kill: async (which) => {
           killed.push(which);
           await clock.advance(700);
         },
+        boundMs: 60_000,
       },
     });
     const injectedAt = clock.monotonic();
@@ -171,12 +173,13 @@ describe('faults against a serving HAProxy', () => {
     expect(log.open).toMatchObject({ kind: 'haproxy-master', injectedMs: injectedAt, clearedMs: injectedAt + 700, clearedVersion: stores.version });
   });
 
-  it('refuses a HAProxy fault without a HAProxy, leaving it open', async () => {
+  it('records a HAProxy fault without a HAProxy as failed, naming why, and closes it', async () => {
     const clock = new FakeClock();
     const log = new FaultLog();
-    const injector = new FaultInjector({ log, workers: new WorkerFaultSwitch(), elector: new SwitchableElector(), outputRoot: '/x', stores: new StoreProvider(), clock, holdMs: 1, elapsedMs: () => 0 });
-    await expect(injector.inject('haproxy-worker')).rejects.toThrow('haproxy-worker needs a HAProxy');
-    expect(log.open?.clearedMs).toBeNull();
+    const injector = new FaultInjector({ log, workers: new WorkerFaultSwitch(), elector: new SwitchableElector(), outputRoot: '/x', stores: new StoreProvider(), clock, holdMs: 1, elapsedMs: () => 0, renderTimeoutMs: 5000 });
+    await injector.inject('haproxy-worker');
+    expect(log.open).toBeUndefined();
+    expect(log.records[0]).toMatchObject({ clearedMs: null, recoveredMs: null, failure: 'haproxy-worker could not be injected: haproxy-worker needs a HAProxy' });
   });
 });
 

@@ -12,7 +12,7 @@ import { StoreProvider } from '../../../src/main/stores/store-provider.js';
 import { FaultInjector } from '../../../src/main/tools/soak/fault-injector.js';
 import { FaultLog } from '../../../src/main/tools/soak/fault-log.js';
 import { seriesGrowth, warmupMs } from '../../../src/main/tools/soak/growth.js';
-import type { SoakReport } from '../../../src/main/tools/soak/soak-report.js';
+import { soakReport, textSummary, type SoakReport } from '../../../src/main/tools/soak/soak-report.js';
 import { MAX_SAMPLES, samplePeriodMs } from '../../../src/main/tools/soak/soak-sampler.js';
 import { SwitchableElector } from '../../../src/main/tools/soak/switchable-elector.js';
 import { takeWorkerFault, WorkerFaultSwitch, type WorkerFaultData } from '../../../src/main/tools/soak/worker-faults.js';
@@ -136,7 +136,7 @@ describe('FaultLog', () => {
     expect(log.open).toBeDefined();
     log.succeeded('render', 300, 50);
     expect(log.open).toBeUndefined();
-    expect(log.records).toEqual([{ kind: 'crash', injectedMs: 100, clearedMs: 200, clearedVersion: 50, recoveredMs: 300, recoveredVersion: 50 }]);
+    expect(log.records).toEqual([{ kind: 'crash', injectedMs: 100, clearedMs: 200, clearedVersion: 50, recoveredMs: 300, recoveredVersion: 50, failedMs: null, failure: null }]);
   });
 
   it('waits for a written render, not just a render, after an output fault', () => {
@@ -162,6 +162,50 @@ describe('FaultLog', () => {
     log.injected('hang', 50);
     expect(log.records.map((r) => r.kind)).toEqual(['leadership', 'hang']);
   });
+
+  it('gives the open fault up as failed with its reason, which ends it and lets the next fault in', async () => {
+    const log = new FaultLog();
+    log.injected('haproxy-worker', 0);
+    const settled = log.settled();
+    log.failed(90, 'show proc failed: ECONNREFUSED');
+    await settled;
+    log.succeeded('render', 100, 1);
+    log.injected('crash', 120);
+    expect(log.records[0]).toMatchObject({ kind: 'haproxy-worker', clearedMs: null, recoveredMs: null, failedMs: 90, failure: 'show proc failed: ECONNREFUSED' });
+    expect(log.open?.kind).toBe('crash');
+  });
+});
+
+describe('soak report', () => {
+  it('counts failed faults apart and names each one with its reason in the summary; the run does not pass', () => {
+    const options = { durationSeconds: 60, ingresses: 10, rate: 1, faultIntervalSeconds: 20, faults: ['crash', 'haproxy-worker'] as const, renderTimeoutMs: 5000, workerHeapMb: 64, seed: 1, outDir: '/x' };
+    const record = { clearedMs: null, clearedVersion: null, recoveredMs: null, recoveredVersion: null, failedMs: null, failure: null };
+    const report = soakReport({
+      options: { ...options, faults: [...options.faults] },
+      threads: 1,
+      startedAt: '2026-01-01T00:00:00.000Z',
+      initialRenderMs: 1,
+      floodMs: 60_000,
+      samplePeriodMs: 1000,
+      samples: [],
+      eventLoopDelay: { p50Ms: 0, p99Ms: 0, maxMs: 0 },
+      peakRssMb: 1,
+      peakHeapUsedMb: 1,
+      peakWorkerHeapMb: null,
+      totals: { changes: 0, renders: 0, failures: 0, writes: 0, writeFailures: 0, criticalDrops: 0, lossyDrops: 0, workersReplaced: 0, faultsPostponed: 0 },
+      faults: [
+        { ...record, kind: 'crash', injectedMs: 20_000, clearedMs: 21_000, clearedVersion: 3, recoveredMs: 22_000, recoveredVersion: 3 },
+        { ...record, kind: 'haproxy-worker', injectedMs: 40_000, failedMs: 40_100, failure: "HAProxy's worker was not found and killed within 60 s (show proc failed: ECONNREFUSED)" },
+      ],
+    });
+    expect(report.faultSummary).toMatchObject({ injected: 2, recovered: 1, failed: 1 });
+    expect(report.faultSummary.byKind['haproxy-worker']).toMatchObject({ injected: 1, recovered: 0, failed: 1 });
+    expect(report.verdict.allFaultsRecovered).toBe(false);
+    expect(report.verdict.pass).toBe(false);
+    const text = textSummary(report);
+    expect(text).toContain('faults: 2 injected, 1 recovered, 1 failed');
+    expect(text).toContain("  failed: haproxy-worker injected at 40.0 s: HAProxy's worker was not found and killed within 60 s (show proc failed: ECONNREFUSED)\n");
+  });
 });
 
 describe('FaultInjector', () => {
@@ -177,7 +221,7 @@ describe('FaultInjector', () => {
     const log = new FaultLog();
     const workers = new WorkerFaultSwitch();
     const elector = new SwitchableElector();
-    const injector = new FaultInjector({ log, workers, elector, outputRoot, stores, clock, holdMs: 1000, elapsedMs: () => clock.monotonic() });
+    const injector = new FaultInjector({ log, workers, elector, outputRoot, stores, clock, holdMs: 1000, elapsedMs: () => clock.monotonic(), renderTimeoutMs: 5000 });
     const workerData = workers.worker.workerData as WorkerFaultData;
     return { clock, log, workers, elector, injector, workerData };
   }

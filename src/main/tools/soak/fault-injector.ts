@@ -6,11 +6,15 @@
 // - output: a file takes the output directory's place (every write fails, as root too), and is
 //   removed after the hold time; the writer creates the directory again.
 // - haproxy-worker, haproxy-master: SIGKILL of HAProxy's current worker, or of its master; the
-//   fault is cleared once the supervisor has HAProxy running again (a new master with a worker).
+//   fault is cleared once HAProxy runs again (haproxy-kill.ts).
+// Every fault is bounded: it must be cleared within its own time (the render timeout for a worker
+// fault, the hold, the kill's bound) plus CLEAR_MARGIN_MS, and then recover within
+// RECOVERY_MARGIN_MS beyond one render timeout. A fault that could not be set up or undone, or
+// missed a bound, is given up as failed with the reason (FaultLog.failed), and the rotation goes on.
 import { rm, writeFile } from 'node:fs/promises';
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import type { StoreProvider } from '../../stores/store-provider.js';
-import type { FaultLog } from './fault-log.js';
+import type { FaultLog, FaultRecord } from './fault-log.js';
 import type { FaultKind } from './soak-options.js';
 import type { SwitchableElector } from './switchable-elector.js';
 import type { WorkerFault, WorkerFaultSwitch } from './worker-faults.js';
@@ -28,11 +32,21 @@ export interface FaultInjectorOptions {
   readonly holdMs: number;
   /** ms since the soak started, the FaultLog's time. */
   readonly elapsedMs: () => number;
-  /** With a real HAProxy: kills its worker or master, resolving once HAProxy runs again. */
-  readonly haproxy?: { kill(which: 'worker' | 'master'): Promise<void> };
+  /** A render running longer fails: how long a hang acts. */
+  readonly renderTimeoutMs: number;
+  /** With a real HAProxy: kills its worker or master, resolving once HAProxy runs again and rejecting past `boundMs`. */
+  readonly haproxy?: { kill(which: 'worker' | 'master'): Promise<void>; readonly boundMs: number };
+  /** A fault was given up as failed (the record says why). */
+  readonly onFailed?: (record: FaultRecord) => void;
 }
 
+/** Beyond a fault's own time, how long its clearing may take before the fault is given up. */
+export const CLEAR_MARGIN_MS = 30_000;
+/** Beyond one render timeout, how long a cleared fault may take to recover before it is given up. */
+export const RECOVERY_MARGIN_MS = 60_000;
+
 const WORKER_FAULTS: readonly FaultKind[] = ['crash', 'hang', 'oom'] satisfies readonly WorkerFault[];
+const HOLD_FAULTS: readonly FaultKind[] = ['leadership', 'output'];
 const BLOCKER = 'the soak put this file where the output directory belongs: every write fails until it is removed\n';
 
 export class FaultInjector {
@@ -41,15 +55,31 @@ export class FaultInjector {
   #takenBefore = 0;
   /** Set while a leadership or output fault holds: undoes it (and clears the fault) now. */
   #undo: { readonly timer: TimerHandle; readonly run: () => Promise<void> } | undefined;
+  /** The open fault's bound: fails it unless it is cleared (then recovers) in time. */
+  #bound: TimerHandle | undefined;
 
   constructor(options: FaultInjectorOptions) {
     this.#options = options;
   }
 
-  /** Injects `kind`; rejects (leaving the fault open) when the fault could not be set up. */
+  /**
+   * Injects `kind`. Never rejects: a fault that cannot be set up is recorded failed with the
+   * reason. The fault's bounds start now (see the header).
+   */
   async inject(kind: FaultKind): Promise<void> {
-    const { log, workers, elector, outputRoot } = this.#options;
+    const { log } = this.#options;
     log.injected(kind, this.#options.elapsedMs());
+    const record = log.open as FaultRecord;
+    this.#watch(record, this.#clearBoundMs(kind), () => `not cleared within ${this.#clearBoundMs(kind) / 1000} s of its injection`);
+    try {
+      await this.#act(kind, record);
+    } catch (error) {
+      this.#fail(record, `${kind} could not be injected: ${(error as Error).message}`);
+    }
+  }
+
+  async #act(kind: FaultKind, record: FaultRecord): Promise<void> {
+    const { workers, elector, outputRoot } = this.#options;
     switch (kind) {
       case 'crash':
       case 'hang':
@@ -59,18 +89,18 @@ export class FaultInjector {
         return;
       case 'leadership':
         elector.stepDown();
-        this.#holdThen(async () => elector.stepUp());
+        this.#holdThen(record, async () => elector.stepUp());
         return;
       case 'output':
         await blockDirectory(outputRoot);
-        this.#holdThen(() => rm(outputRoot, { force: true }));
+        this.#holdThen(record, () => rm(outputRoot, { force: true }));
         return;
       case 'haproxy-worker':
       case 'haproxy-master': {
         const haproxy = this.#options.haproxy;
         if (haproxy === undefined) throw new Error(`${kind} needs a HAProxy`);
         await haproxy.kill(kind === 'haproxy-worker' ? 'worker' : 'master');
-        this.#clear();
+        this.#clear(record);
         return;
       }
       default: {
@@ -84,35 +114,84 @@ export class FaultInjector {
   renderFailed(): void {
     const open = this.#options.log.open;
     if (open === undefined || !WORKER_FAULTS.includes(open.kind) || this.#options.workers.taken <= this.#takenBefore) return;
-    this.#clear();
+    this.#clear(open);
   }
 
   /** Ends whatever fault still acts: a hold is undone now, an armed worker fault nobody took is withdrawn. */
   async restore(): Promise<void> {
-    if (this.#options.workers.disarm()) this.#clear();
+    const open = this.#options.log.open;
+    if (this.#options.workers.disarm() && open !== undefined) this.#clear(open);
     const hold = this.#undo;
     if (hold === undefined) return;
     this.#options.clock.clearTimeout(hold.timer);
     await hold.run();
   }
 
-  #holdThen(undo: () => Promise<void>): void {
-    // Once, whether the timer or `restore` comes first; both wait for the same undo.
+  /** Stops watching the open fault's bounds (the soak is over). */
+  close(): void {
+    this.#options.clock.clearTimeout(this.#bound);
+    this.#bound = undefined;
+  }
+
+  #holdThen(record: FaultRecord, undo: () => Promise<void>): void {
+    // Once, whether the timer or `restore` comes first; both wait for the same undo. An undo that
+    // fails gives the fault up (it may still act), rather than leaving it open for good.
     let undone: Promise<void> | undefined;
     const run = (): Promise<void> =>
       (undone ??= (async () => {
-        await undo();
-        this.#clear();
-        this.#undo = undefined;
+        try {
+          await undo();
+          this.#clear(record);
+        } catch (error) {
+          this.#fail(record, `undoing ${record.kind} failed: ${(error as Error).message}`);
+        } finally {
+          this.#undo = undefined;
+        }
       })());
-    const timer = this.#options.clock.setTimeout(() => {
-      run().catch((error: unknown) => console.error(`soak: undoing a fault failed: ${(error as Error).message}`));
-    }, this.#options.holdMs);
+    const timer = this.#options.clock.setTimeout(() => void run(), this.#options.holdMs);
     this.#undo = { timer, run };
   }
 
-  #clear(): void {
-    this.#options.log.cleared(this.#options.elapsedMs(), this.#options.stores.version);
+  /** Clears `record` if it is still the open fault, and starts its recovery bound. */
+  #clear(record: FaultRecord): void {
+    const { log } = this.#options;
+    if (log.open !== record || record.clearedMs !== null) return;
+    log.cleared(this.#options.elapsedMs(), this.#options.stores.version);
+    const boundMs = this.#options.renderTimeoutMs + RECOVERY_MARGIN_MS;
+    this.#watch(record, boundMs, () => `cleared, but not recovered within ${boundMs / 1000} s (no ${record.kind === 'output' ? 'write' : 'render or deployment'} of store version ${record.clearedVersion ?? '?'} or later)`);
+  }
+
+  /** Gives `record` up as failed if it is still the open fault; an armed worker fault nobody took is withdrawn. */
+  #fail(record: FaultRecord, reason: string): void {
+    const { log } = this.#options;
+    if (log.open !== record) return;
+    this.close();
+    if (WORKER_FAULTS.includes(record.kind)) this.#options.workers.disarm();
+    log.failed(this.#options.elapsedMs(), reason);
+    this.#options.onFailed?.(record);
+  }
+
+  /** After `ms`, fails `record` with `reason()` unless it has moved on (cleared, recovered or failed) by then. */
+  #watch(record: FaultRecord, ms: number, reason: () => string): void {
+    this.close();
+    const clearedMs = record.clearedMs;
+    this.#bound = this.#options.clock.setTimeout(
+      () => {
+        this.#bound = undefined;
+        if (this.#options.log.open === record && record.clearedMs === clearedMs) this.#fail(record, reason());
+      },
+      ms,
+      { unref: true },
+    );
+  }
+
+  #clearBoundMs(kind: FaultKind): number {
+    const own = WORKER_FAULTS.includes(kind)
+      ? this.#options.renderTimeoutMs
+      : HOLD_FAULTS.includes(kind)
+        ? this.#options.holdMs
+        : (this.#options.haproxy?.boundMs ?? 0);
+    return own + CLEAR_MARGIN_MS;
   }
 }
 

@@ -10,6 +10,9 @@
 // leadership or output fault is undone. A success of an older version proves nothing: it may
 // have been rendered, or written, before the fault. Against a real HAProxy (`serving`), every
 // fault awaits a deployment instead: HAProxy serving that store version (or one after it).
+// A fault that could not be set up, or not be confirmed cleared or recovered within its bound
+// (the FaultInjector keeps the bounds), ends `failed` with the reason: it is closed all the same,
+// so the rotation goes on.
 import { deferred, type Deferred } from '../../core/async.js';
 import type { FaultKind } from './soak-options.js';
 
@@ -23,6 +26,9 @@ export interface FaultRecord {
   readonly recoveredMs: number | null;
   /** The store version of the render (or write) that counted as the recovery. */
   readonly recoveredVersion: number | null;
+  /** When the fault was given up as failed (never recovered), and why. */
+  readonly failedMs: number | null;
+  readonly failure: string | null;
 }
 
 /** What counts as a success after a fault: a render, a render written to the output directory, or deployed to HAProxy. */
@@ -53,7 +59,7 @@ export class FaultLog {
   /** Records an injection. Throws while another fault is open: faults never overlap. */
   injected(kind: FaultKind, atMs: number): void {
     if (this.#open !== undefined) throw new Error(`cannot inject ${kind}: ${this.#open.record.kind} has not recovered`);
-    const record: Mutable<FaultRecord> = { kind, injectedMs: atMs, clearedMs: null, clearedVersion: null, recoveredMs: null, recoveredVersion: null };
+    const record: Mutable<FaultRecord> = { kind, injectedMs: atMs, clearedMs: null, clearedVersion: null, recoveredMs: null, recoveredVersion: null, failedMs: null, failure: null };
     this.#records.push(record);
     this.#open = { record, recovered: deferred<void>() };
   }
@@ -78,7 +84,17 @@ export class FaultLog {
     open.recovered.resolve();
   }
 
-  /** Resolves once no fault is open (at once when none is). */
+  /** Gives the open fault up as failed for `reason`, and closes it: the next fault may follow. */
+  failed(atMs: number, reason: string): void {
+    const open = this.#open;
+    if (open === undefined) return;
+    open.record.failedMs = atMs;
+    open.record.failure = reason;
+    this.#open = undefined;
+    open.recovered.resolve();
+  }
+
+  /** Resolves once no fault is open, recovered or failed (at once when none is). */
   settled(): Promise<void> {
     return this.#open?.recovered.promise ?? Promise.resolve();
   }

@@ -8,13 +8,14 @@
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { every, sleep, type Clock } from '../../core/clock.js';
+import { every, type Clock } from '../../core/clock.js';
 import type { Engine } from '../../engine.js';
 import type { ObjectExclusions } from '../../gate/object-exclusions.js';
 import { OutputDirectory } from '../../output/output-directory.js';
 import type { ChangeSink } from '../../sources/synthetic/synthetic-churn.js';
 import type { SyntheticCluster } from '../../sources/synthetic/synthetic-cluster.js';
 import { startEchoBackend, type EchoBackend } from '../echo-backends.js';
+import { killHaproxyProcess, type HaproxyProcessKind } from './haproxy-kill.js';
 import { HaproxySampler } from './haproxy-sampler.js';
 import { addSoakDeploy, type SoakDeploy } from './soak-deploy.js';
 import type { HaproxyMeasurement } from './haproxy-report.js';
@@ -29,8 +30,8 @@ const ECHOES_PER_SLOT = 4;
 const SLOTS = 3;
 /** Apps whose hosts carry the traffic; the churn never deletes them. */
 export const TRAFFIC_HOSTS = 50;
-/** A killed HAProxy must run again (a new master with a worker) within this. */
-const RESTART_TIMEOUT_MS = 60_000;
+/** A HAProxy kill, from finding its target to HAProxy running again, is bounded by this. */
+export const RESTART_TIMEOUT_MS = 60_000;
 
 export interface PreparedHaproxySoak {
   /** Template values: where HAProxy listens, its runtime socket, loopback endpoints allowed. */
@@ -139,23 +140,10 @@ export class HaproxySoak {
     );
   }
 
-  /** SIGKILLs HAProxy's current worker or its master; resolves once a new master runs a worker. */
-  async kill(which: 'worker' | 'master'): Promise<void> {
+  /** SIGKILLs HAProxy's current worker or its master; resolves once HAProxy runs again (haproxy-kill.ts), rejects past RESTART_TIMEOUT_MS. */
+  kill(which: HaproxyProcessKind): Promise<void> {
     const master = this.deploy.process.masterCli;
-    const before = await master.showProc();
-    const pid = which === 'worker' ? before.workers[0]?.pid : before.master.pid;
-    if (pid === undefined) throw new Error('HAProxy lists no current worker');
-    process.kill(pid, 'SIGKILL');
-    const deadline = this.#rig.clock.monotonic() + RESTART_TIMEOUT_MS;
-    while (this.#rig.clock.monotonic() < deadline) {
-      const now = await master.showProc().catch(() => undefined);
-      // A killed current worker takes its master down, and the supervisor starts another. A
-      // worker listed as current while a reload replaces it does not: HAProxy serves on from the
-      // new one, which is as good (under steady reloads the list can lag the reload by a moment).
-      if (now !== undefined && now.workers.length > 0 && !now.workers.some((w) => w.pid === pid) && (which === 'worker' || now.master.pid !== before.master.pid)) return;
-      await sleep(this.#rig.clock, 50);
-    }
-    throw new Error(`HAProxy did not run again within ${RESTART_TIMEOUT_MS / 1000} s after its ${which} was killed`);
+    return killHaproxyProcess({ which, showProc: () => master.showProc(), kill: (pid) => process.kill(pid, 'SIGKILL'), clock: this.#rig.clock, boundMs: RESTART_TIMEOUT_MS });
   }
 
   /** Stops the edits, the traffic and the sampling (HAProxy keeps running until `close`). */

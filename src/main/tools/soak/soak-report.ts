@@ -1,7 +1,8 @@
 // The soak's report: what a run measured (SoakMeasurement), the whole report with its fault
 // summary, memory growth and verdict (SoakReport, serialised as is to soak.json), and the short
-// text summary printed at the end. The run passes when every injected fault recovered and every
-// memory series was judged and found bounded (GROWTH_RULE).
+// text summary printed at the end, which names every fault given up as failed and why. The run
+// passes when every injected fault recovered and every memory series was judged and found bounded
+// (GROWTH_RULE).
 import { availableParallelism } from 'node:os';
 import type { FaultRecord } from './fault-log.js';
 import { GROWTH_RULE, seriesGrowth, warmupMs, type SeriesGrowth } from './growth.js';
@@ -47,6 +48,8 @@ export interface SoakTotals {
 export interface FaultKindSummary {
   readonly injected: number;
   readonly recovered: number;
+  /** Given up as failed (FaultRecord.failure says why). */
+  readonly failed: number;
   /** The longest time from injection to recovery of this kind; null when none recovered. */
   readonly maxRecoveryMs: number | null;
   /** The longest time from the fault's clearing (its end) to recovery; null when none recovered. */
@@ -64,7 +67,7 @@ export interface SoakReport extends Omit<SoakMeasurement, 'peakRssMb' | 'peakHea
     /** Null where too few samples follow the warm-up. */
     readonly growth: { readonly rss: SeriesGrowth | null; readonly liveHeap: SeriesGrowth | null; readonly workerHeap: SeriesGrowth | null };
   };
-  readonly faultSummary: { readonly injected: number; readonly recovered: number; readonly byKind: Readonly<Record<FaultKind, FaultKindSummary>> };
+  readonly faultSummary: { readonly injected: number; readonly recovered: number; readonly failed: number; readonly byKind: Readonly<Record<FaultKind, FaultKindSummary>> };
   /** With `--haproxy`: HAProxy's memory and worker count judged, and the traffic. */
   readonly haproxyVerdict?: HaproxyJudgement;
   readonly verdict: {
@@ -100,7 +103,7 @@ export function soakReport(m: SoakMeasurement): SoakReport {
     environment: { node: process.version, platform: `${process.platform}-${process.arch}`, cpus: availableParallelism() },
     warmupMs: warmup,
     memory: { peakRssMb, lastRssMb: m.samples.at(-1)?.rssMb ?? 0, peakHeapUsedMb, peakWorkerHeapMb, growth },
-    faultSummary: { injected: m.faults.length, recovered, byKind: faultsByKind(m.faults) },
+    faultSummary: { injected: m.faults.length, recovered, failed: m.faults.filter((f) => f.failure !== null).length, byKind: faultsByKind(m.faults) },
     ...(haproxy === undefined ? {} : { haproxyVerdict: haproxy }),
     verdict: { memory, memoryRule: GROWTH_RULE, allFaultsRecovered, pass: allFaultsRecovered && memory === 'bounded' && trafficClean },
   };
@@ -114,8 +117,9 @@ export function textSummary(r: SoakReport): string {
   const kinds = FAULT_KINDS.filter((k) => r.faultSummary.byKind[k].injected > 0).map((k) => {
     const s = r.faultSummary.byKind[k];
     const times = s.maxRecoveryMs === null ? '' : ` (at most ${seconds(s.maxRecoveryMs)} after injection, ${seconds(s.maxRecoveryAfterClearingMs ?? 0)} after the fault ended)`;
-    return `${k} ${s.recovered}/${s.injected}${times}`;
+    return `${k} ${s.recovered}/${s.injected}${times}${s.failed > 0 ? `, ${s.failed} failed` : ''}`;
   });
+  const failures = r.faults.filter((f) => f.failure !== null).map((f) => `  failed: ${f.kind} injected at ${seconds(f.injectedMs)}: ${f.failure ?? ''}`);
   const eld = r.eventLoopDelay;
   const mem = r.memory;
   const lines = [
@@ -123,9 +127,10 @@ export function textSummary(r: SoakReport): string {
       `a fault every ${o.faultIntervalSeconds} s (${o.faults.join(', ') || 'none'}); initial render ${seconds(r.initialRenderMs)}`,
     `renders ${t.renders} (${rate}/s), changes ${t.changes}, render failures ${t.failures}, writes ${t.writes} (failed ${t.writeFailures}), ` +
       `workers replaced ${t.workersReplaced}, critical drops ${t.criticalDrops}, lossy drops ${t.lossyDrops}`,
-    `faults: ${r.faultSummary.injected} injected, ${r.faultSummary.recovered} recovered` +
+    `faults: ${r.faultSummary.injected} injected, ${r.faultSummary.recovered} recovered, ${r.faultSummary.failed} failed` +
       `${t.faultsPostponed > 0 ? ` (${t.faultsPostponed} injection(s) postponed while a fault was open)` : ''}`,
     ...kinds.map((k) => `  ${k}`),
+    ...failures,
     `main event-loop delay: p50 ${eld.p50Ms.toFixed(2)} ms, p99 ${eld.p99Ms.toFixed(2)} ms, max ${eld.maxMs.toFixed(1)} ms`,
     `memory: RSS peak ${mem.peakRssMb.toFixed(0)} MB, last ${mem.lastRssMb.toFixed(0)} MB; main heap peak ${mem.peakHeapUsedMb.toFixed(0)} MB; ` +
       `workers' heap peak ${mem.peakWorkerHeapMb === null ? '–' : `${mem.peakWorkerHeapMb.toFixed(0)} MB`}`,
@@ -164,6 +169,7 @@ function faultsByKind(faults: readonly FaultRecord[]): Record<FaultKind, FaultKi
     byKind[kind] = {
       injected: of.length,
       recovered: recovered.length,
+      failed: of.filter((f) => f.failure !== null).length,
       maxRecoveryMs: longest((f) => f.injectedMs),
       maxRecoveryAfterClearingMs: longest((f) => f.clearedMs),
     };

@@ -27,7 +27,7 @@ import { loadTemplateSet } from '../../template-set/template-set.js';
 import { round, toMb } from '../loadtest/units.js';
 import { FaultInjector } from './fault-injector.js';
 import { FaultLog, type Success } from './fault-log.js';
-import { HaproxySoak, prepareHaproxySoak, TRAFFIC_HOSTS, type PreparedHaproxySoak } from './haproxy-soak.js';
+import { HaproxySoak, prepareHaproxySoak, RESTART_TIMEOUT_MS, TRAFFIC_HOSTS, type PreparedHaproxySoak } from './haproxy-soak.js';
 import { ObservedOutputDirectory } from './observed-output.js';
 import { soakChart } from './soak-chart.js';
 import { SoakObserver } from './soak-observer.js';
@@ -170,7 +170,9 @@ async function flood(rig: FloodRig): Promise<SoakReport> {
     clock,
     holdMs: Math.min(HOLD_MS, (options.faultIntervalSeconds * 1000) / 4),
     elapsedMs,
-    ...(served === undefined ? {} : { haproxy: { kill: (which: 'worker' | 'master') => served.kill(which) } }),
+    renderTimeoutMs: options.renderTimeoutMs,
+    ...(served === undefined ? {} : { haproxy: { kill: (which: 'worker' | 'master') => served.kill(which), boundMs: RESTART_TIMEOUT_MS } }),
+    onFailed: (record) => progress(`${at()} ${record.kind} failed: ${record.failure ?? 'no reason given'}; the rotation goes on`),
   });
   const observer = new SoakObserver(bus, {
     rendered: (version) => succeeded('render', version),
@@ -243,7 +245,8 @@ async function flood(rig: FloodRig): Promise<SoakReport> {
           }
           const kind = options.faults[nextFault++ % options.faults.length] as FaultKind;
           progress(`${at()} injecting ${kind}`);
-          injector.inject(kind).catch((error: unknown) => progress(`${at()} injecting ${kind} failed: ${(error as Error).message}`));
+          // Never rejects: a fault that fails is reported through onFailed.
+          void injector.inject(kind);
         }),
       );
     }
@@ -269,7 +272,10 @@ async function flood(rig: FloodRig): Promise<SoakReport> {
       () => true,
       () => false,
     );
-    if (!drained) progress(`${at()} ${faults.open?.kind ?? 'a fault'} did not recover`);
+    if (!drained) {
+      progress(`${at()} ${faults.open?.kind ?? 'a fault'} did not recover`);
+      faults.failed(elapsedMs(), `still open ${((options.renderTimeoutMs + DRAIN_MS) / 1000).toFixed(0)} s after the flood's end`);
+    }
     flooding.stop();
     const floodMs = elapsedMs();
     await served?.stop();
@@ -310,6 +316,7 @@ async function flood(rig: FloodRig): Promise<SoakReport> {
     churn?.stop();
     await sampler?.stop();
     await injector.restore().catch(() => undefined);
+    injector.close();
     await served?.stop();
     controller.abort();
     observer.close();
