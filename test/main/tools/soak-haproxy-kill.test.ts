@@ -84,7 +84,8 @@ describe('killHaproxyProcess', () => {
     haproxy.reload(4000);
     const killing = killHaproxyProcess({ which: 'worker', showProc: haproxy.showProc, kill: haproxy.kill, clock, boundMs: BOUND_MS });
     await clock.advance(4000 + haproxy.restartMs + 200);
-    await expect(killing).resolves.toBeUndefined();
+    // Polled every 50 ms through the 4 s of the reload.
+    await expect(killing).resolves.toEqual({ pid: 200, retries: 80, firstRetry: `show proc failed: HAProxy CLI ${SOCKET}: ECONNREFUSED: connect ECONNREFUSED ${SOCKET}` });
     expect(haproxy.killed).toEqual([200]);
     expect(haproxy.workers).toEqual([202]);
   });
@@ -104,7 +105,7 @@ describe('killHaproxyProcess', () => {
     };
     const killing = killHaproxyProcess({ which: 'worker', showProc: haproxy.showProc, kill: haproxy.kill, clock, boundMs: BOUND_MS });
     await clock.advance(haproxy.restartMs + 200);
-    await expect(killing).resolves.toBeUndefined();
+    await expect(killing).resolves.toEqual({ pid: 150, retries: 1, firstRetry: 'worker 101 was already gone when signalled' });
     expect(haproxy.killed).toEqual([150]);
   });
 
@@ -118,7 +119,7 @@ describe('killHaproxyProcess', () => {
     };
     const killing = killHaproxyProcess({ which: 'worker', showProc: haproxy.showProc, kill: haproxy.kill, clock, boundMs: BOUND_MS });
     await clock.advance(100);
-    await expect(killing).resolves.toBeUndefined();
+    await expect(killing).resolves.toEqual({ pid: 101, retries: 0, firstRetry: undefined });
     expect(haproxy.killed).toEqual([101]);
     expect(haproxy.master).toBe(100);
   });
@@ -205,7 +206,12 @@ describe('fault bounds', () => {
       holdMs: 1000,
       elapsedMs: () => clock.monotonic(),
       renderTimeoutMs: 5000,
-      haproxy: { kill: (which) => killHaproxyProcess({ which, showProc: haproxy.showProc, kill: haproxy.kill, clock, boundMs: BOUND_MS }), boundMs: BOUND_MS },
+      haproxy: {
+        kill: async (which) => {
+          await killHaproxyProcess({ which, showProc: haproxy.showProc, kill: haproxy.kill, clock, boundMs: BOUND_MS });
+        },
+        boundMs: BOUND_MS,
+      },
     });
     haproxy.reload(2000);
     const injecting = injector.inject('haproxy-worker');

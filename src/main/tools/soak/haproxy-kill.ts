@@ -30,12 +30,25 @@ export interface HaproxyKillOptions {
   readonly pollMs?: number;
 }
 
+/** What a kill took: the process signalled, and the steps it had to try again (with the first reason). */
+export interface HaproxyKillOutcome {
+  readonly pid: number;
+  readonly retries: number;
+  readonly firstRetry: string | undefined;
+}
+
 /** SIGKILLs HAProxy's current worker or its master; resolves once a current worker other than the killed one runs. */
-export async function killHaproxyProcess(options: HaproxyKillOptions): Promise<void> {
+export async function killHaproxyProcess(options: HaproxyKillOptions): Promise<HaproxyKillOutcome> {
   const { which, clock, boundMs } = options;
   const pollMs = options.pollMs ?? 50;
   const deadline = clock.monotonic() + boundMs;
   let lastSeen = 'no answer yet';
+  let retries = 0;
+  let firstRetry: string | undefined;
+  const retry = (): void => {
+    retries++;
+    firstRetry ??= lastSeen;
+  };
   /** `show proc`, or undefined (with `lastSeen` saying why) when it failed or the deadline came first. */
   const table = async (): Promise<ProcSnapshot | undefined> => {
     const left = deadline - clock.monotonic();
@@ -71,6 +84,7 @@ export async function killHaproxyProcess(options: HaproxyKillOptions): Promise<v
         lastSeen = `${which} ${pid} was already gone when signalled`;
       }
     }
+    retry();
     if (!(await pause())) throw fail('found and killed');
   }
 
@@ -82,7 +96,7 @@ export async function killHaproxyProcess(options: HaproxyKillOptions): Promise<v
     // A killed current worker takes its master down, and the supervisor starts another. A worker
     // listed as current while a reload replaces it does not: HAProxy serves on from the new one.
     const workerGone = now.workers.length > 0 && !now.workers.some((w) => w.pid === killed.pid);
-    if (workerGone && (which === 'worker' || now.master.pid !== killed.masterPid)) return;
+    if (workerGone && (which === 'worker' || now.master.pid !== killed.masterPid)) return { pid: killed.pid, retries, firstRetry };
     lastSeen = `after killing ${which} ${killed.pid}: master ${now.master.pid}, current workers ${now.workers.map((w) => w.pid).join(', ') || 'none'}`;
   }
 }

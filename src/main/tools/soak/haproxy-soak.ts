@@ -86,6 +86,8 @@ export interface HaproxySoakRig {
   readonly logger: Logger;
   /** True while a HAProxy fault is open (the traffic counts its failures apart). */
   readonly faultOpen: () => boolean;
+  /** A progress line worth seeing (a kill that had to try steps again). */
+  readonly note?: (line: string) => void;
 }
 
 export class HaproxySoak {
@@ -141,9 +143,10 @@ export class HaproxySoak {
   }
 
   /** SIGKILLs HAProxy's current worker or its master; resolves once HAProxy runs again (haproxy-kill.ts), rejects past RESTART_TIMEOUT_MS. */
-  kill(which: HaproxyProcessKind): Promise<void> {
+  async kill(which: HaproxyProcessKind): Promise<void> {
     const master = this.deploy.process.masterCli;
-    return killHaproxyProcess({ which, showProc: () => master.showProc(), kill: (pid) => process.kill(pid, 'SIGKILL'), clock: this.#rig.clock, boundMs: RESTART_TIMEOUT_MS });
+    const outcome = await killHaproxyProcess({ which, showProc: () => master.showProc(), kill: (pid) => process.kill(pid, 'SIGKILL'), clock: this.#rig.clock, boundMs: RESTART_TIMEOUT_MS });
+    if (outcome.retries > 0) this.#rig.note?.(`killing HAProxy's ${which} ${outcome.pid} took ${outcome.retries} retries (first: ${outcome.firstRetry ?? '?'})`);
   }
 
   /** Stops the edits, the traffic and the sampling (HAProxy keeps running until `close`). */

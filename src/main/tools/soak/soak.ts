@@ -158,6 +158,7 @@ async function flood(rig: FloodRig): Promise<SoakReport> {
             clock,
             logger: silentLogger(),
             faultOpen: () => faults.open !== undefined && HAPROXY_FAULTS.includes(faults.open.kind),
+            note: (line) => progress(`${at()} ${line}`),
           },
           samplePeriodMs(options.durationSeconds),
         );
