@@ -171,14 +171,16 @@ export class FaultInjector {
     this.#options.onFailed?.(record);
   }
 
-  /** After `ms`, fails `record` with `reason()` unless it has moved on (cleared, recovered or failed) by then. */
+  /**
+   * After `ms`, fails `record` with `reason()` unless it is no longer open (recovered or failed).
+   * One bound at a time: the clearing of a fault replaces its clear bound with its recovery bound.
+   */
   #watch(record: FaultRecord, ms: number, reason: () => string): void {
     this.close();
-    const clearedMs = record.clearedMs;
     this.#bound = this.#options.clock.setTimeout(
       () => {
         this.#bound = undefined;
-        if (this.#options.log.open === record && record.clearedMs === clearedMs) this.#fail(record, reason());
+        if (this.#options.log.open === record) this.#fail(record, reason());
       },
       ms,
       { unref: true },

@@ -2,7 +2,8 @@
 // through the real engine (bus, Reconciler, Coordinator, a pool of fault-capable workers, and an
 // OutputWriter to a scratch directory). Faults rotate through a worker crash, hang and
 // out-of-memory, leadership lost and won back, and the output directory unwritable and back; one
-// at a time, the next waiting until the previous has recovered (fault-log.ts says what counts).
+// at a time, the next waiting until the previous has recovered (fault-log.ts says what counts) or
+// has been given up as failed, with its reason, for missing its bound (fault-injector.ts).
 // Memory and event-loop delay are sampled throughout; the report goes to soak.json and soak.svg,
 // a summary to stdout, and the exit code is 0 when every fault recovered and memory is bounded.
 // With `--haproxy` (haproxy-soak.ts), the renders are deployed to a real HAProxy serving traffic to
