@@ -1,6 +1,8 @@
 // The pure parts of `soak --haproxy`, on a fake clock: the traffic's pacing and tallies, the
 // HAProxy process sample (show proc + VmRSS), the worker-count judgement, the recovery rule when
-// serving, the HAProxy kill fault, and the synthetic cluster's pods and stable apps.
+// serving, the HAProxy kill fault, and the synthetic cluster's pods and stable apps; and the real
+// HTTP probe against a loopback server that resets connections.
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { ProcSnapshot } from '../../../src/main/haproxy/show-proc.js';
 import { SyntheticCluster } from '../../../src/main/sources/synthetic/synthetic-cluster.js';
@@ -10,7 +12,7 @@ import { awaitedSuccess, FaultLog } from '../../../src/main/tools/soak/fault-log
 import { countGrowth } from '../../../src/main/tools/soak/growth.js';
 import { haproxySample, vmRssKb } from '../../../src/main/tools/soak/haproxy-sampler.js';
 import { SwitchableElector } from '../../../src/main/tools/soak/switchable-elector.js';
-import { SoakTraffic, type Outcome } from '../../../src/main/tools/soak/soak-traffic.js';
+import { httpProbe, SoakTraffic, type Outcome } from '../../../src/main/tools/soak/soak-traffic.js';
 import { validateSoakOptions, type SoakOptions } from '../../../src/main/tools/soak/soak-options.js';
 import { WorkerFaultSwitch } from '../../../src/main/tools/soak/worker-faults.js';
 import { ROUTING_STORES } from '../../helpers/cluster.js';
@@ -81,6 +83,37 @@ describe('SoakTraffic', () => {
     expect(second.p50Ms).toBeCloseTo(40, 0);
     expect(t.latency.maxMs).toBeCloseTo(40, 0);
     expect(t.takePeriod()).toEqual({ ok: 0, failed: 0, faultFailed: 0, p50Ms: 0, p99Ms: 0, maxMs: 0 });
+  });
+});
+
+describe('httpProbe', () => {
+  it('names the connection a failure met: a reset of a reused keep-alive connection, or of a fresh one', async () => {
+    // Answers each connection's first request with a kept-alive 200, and resets it at the second;
+    // resets every connection at once while `resetFirst` is set.
+    let resetFirst = false;
+    const sockets = new Set<Socket>();
+    const server = createServer((socket) => {
+      sockets.add(socket);
+      let requests = 0;
+      socket.on('data', () => {
+        requests++;
+        if (resetFirst || requests > 1) socket.resetAndDestroy();
+        else socket.write('HTTP/1.1 200 OK\r\nx-backend: echo\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\nok');
+      });
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { probe, close } = httpProbe('127.0.0.1', (server.address() as AddressInfo).port, { maxSockets: 1 });
+    try {
+      expect(await probe('a.test', true)).toMatchObject({ ok: true });
+      expect(await probe('a.test', true)).toMatchObject({ ok: false, refused: false, what: expect.stringMatching(/^ECONNRESET on a reused keep-alive connection after \d+ ms$/) });
+      resetFirst = true;
+      expect(await probe('a.test', false)).toMatchObject({ ok: false, what: expect.stringMatching(/^ECONNRESET on a fresh connection after \d+ ms$/) });
+    } finally {
+      close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 

@@ -165,6 +165,9 @@ function summary(histogram: RecordableHistogram): LatencySummary {
 /**
  * The real probe: GET / with `Host: host` to HAProxy at `address:port`; answered means a 200 that
  * an echo backend sent (its x-backend header). Keep-alive requests share `maxSockets` connections.
+ * A failure names the connection it met (fresh, a new keep-alive one, or a reused keep-alive one,
+ * where a reset can be the server closing an idle connection as the request went out) and how
+ * long after sending.
  */
 export function httpProbe(address: string, port: number, options: { readonly timeoutMs?: number; readonly maxSockets?: number } = {}): { probe: Probe; close(): void } {
   const agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 8 });
@@ -181,7 +184,10 @@ export function httpProbe(address: string, port: number, options: { readonly tim
         res.on('error', (error) => resolve({ ok: false, refused: false, what: error.message }));
       });
       req.on('timeout', () => req.destroy(new Error('timed out')));
-      req.on('error', (error: NodeJS.ErrnoException) => resolve({ ok: false, refused: error.code === 'ECONNREFUSED', what: error.code ?? error.message }));
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        const connection = !keepAlive ? 'a fresh connection' : req.reusedSocket ? 'a reused keep-alive connection' : 'a new keep-alive connection';
+        resolve({ ok: false, refused: error.code === 'ECONNREFUSED', what: `${error.code ?? error.message} on ${connection} after ${Math.round(performance.now() - began)} ms` });
+      });
       req.end();
     });
   return { probe, close: () => agent.destroy() };
