@@ -4,7 +4,9 @@
 // reload are held and sent WITH the reload, as one apply the agent checks with `haproxy -c` first.
 // Only the files whose digest differs from what the agent reported are sent, relative to its
 // checksum; an agent that serves another base answers 412 and gets the whole render. It believes
-// only the agent's answers: the state in each answer replaces what it knew.
+// only the agent's answers: the state in each answer replaces what it knew. Exchanges run one at a
+// time, in call order (the Deployer writes files behind a runtime change without waiting): each
+// takes its (epoch, sequence) when its turn comes, so the agent never sees a later apply first.
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { FILE_KINDS, recordPath, type AgentState, type ConfigPatch, type FileKind, type LeaderPaths } from '../agent/agent-protocol.js';
@@ -44,6 +46,8 @@ export class AgentTarget implements DeployTarget {
   /** Files written for the next reload. */
   #staged: DeployableRender | undefined;
   #health: TargetHealth = 'ok';
+  /** Settles when the exchanges called so far have ended. */
+  #turn: Promise<unknown> = Promise.resolve();
 
   constructor(options: AgentTargetOptions) {
     this.#client = options.client;
@@ -57,17 +61,36 @@ export class AgentTarget implements DeployTarget {
     return this.#health;
   }
 
-  async currentChecksum(): Promise<string | undefined> {
-    return (await this.#state()).checksum ?? undefined;
+  currentChecksum(): Promise<string | undefined> {
+    return this.#inTurn(async () => (await this.#state()).checksum ?? undefined);
   }
 
-  async applyRuntime(ops: readonly RuntimeOp[]): Promise<{ readonly applied: number }> {
+  applyRuntime(ops: readonly RuntimeOp[]): Promise<{ readonly applied: number }> {
+    return this.#inTurn(() => this.#applyRuntime(ops));
+  }
+
+  writeFiles(render: DeployableRender, purpose: 'serving' | 'reload' = 'serving'): Promise<void> {
+    return this.#inTurn(() => this.#writeFiles(render, purpose));
+  }
+
+  reload(): Promise<ReloadResult> {
+    return this.#inTurn(() => this.#reload());
+  }
+
+  /** Runs `exchange` after every exchange called before it has ended. */
+  #inTurn<T>(exchange: () => Promise<T>): Promise<T> {
+    const run = this.#turn.then(exchange);
+    this.#turn = run.catch(() => undefined);
+    return run;
+  }
+
+  async #applyRuntime(ops: readonly RuntimeOp[]): Promise<{ readonly applied: number }> {
     const answer = await this.#apply({ kind: 'runtime', ops, reload: false });
     if (answer.status !== 200) throw new Error(`agent ${this.#client.address} answered ${answer.status}: ${String(answer.body.message ?? answer.body.error)}`);
     return { applied: typeof answer.body.applied === 'number' ? answer.body.applied : ops.reduce((n, op) => n + commandCount(op), 0) };
   }
 
-  async writeFiles(render: DeployableRender, purpose: 'serving' | 'reload' = 'serving'): Promise<void> {
+  async #writeFiles(render: DeployableRender, purpose: 'serving' | 'reload'): Promise<void> {
     if (purpose === 'reload') {
       this.#staged = render;
       return;
@@ -79,7 +102,7 @@ export class AgentTarget implements DeployTarget {
     if (answer.status !== 200) throw new Error(`agent ${this.#client.address} answered ${answer.status}: ${String(answer.body.message ?? answer.body.error)}`);
   }
 
-  async reload(): Promise<ReloadResult> {
+  async #reload(): Promise<ReloadResult> {
     const render = this.#staged;
     this.#staged = undefined;
     const answer = await this.#apply({ kind: 'reload', ...(render === undefined ? {} : { render }), reload: true });

@@ -3,8 +3,10 @@
 // exclusively, so an existing symlink is never followed) and is renamed into place, auxiliary
 // files first and the config last, so HAProxy never reads a config whose files are missing.
 // Stale files are removed from a record of what this writer wrote, never matched by name; keys
-// and certificates are written 0600. Unchanged files (by digest) are not rewritten.
-import { createHash, randomBytes } from 'node:crypto';
+// and certificates are written 0600. Unchanged files (by digest) are not rewritten; a write that
+// says which files changed since the last one (a WriteHint) digests only those. Digests run on the
+// thread pool (WebCrypto), the text is encoded once: a write costs the main thread little.
+import { randomBytes, webcrypto } from 'node:crypto';
 import { lstat, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AuxiliaryFiles, OutputPaths } from '../../worker/protocol.js';
@@ -22,6 +24,18 @@ export interface WriteSummary {
   readonly written: number;
   readonly unchanged: number;
   readonly removed: number;
+}
+
+/** What a write knows of itself: the files that changed since the write named `from`. */
+export interface WriteHint {
+  /** Names this write, for the next one's `from`. */
+  readonly id: string;
+  /**
+   * This write is write `from` but for these files (`config`, `maps/<name>`, `files/<name>`,
+   * `certificates/<name>`, as in RenderPatch.edits): the others are the same text. Ignored unless
+   * `from` is the last write that succeeded here.
+   */
+  readonly changed?: { readonly from: string; readonly files: readonly string[] };
 }
 
 /** The record of what was written: path relative to the root → sha256 of its text. */
@@ -43,6 +57,8 @@ export class OutputDirectory {
   #record: OutputRecord | undefined;
   /** Serialises writes: two renders never interleave their renames. */
   #queue: Promise<unknown> = Promise.resolve();
+  /** The hint id of the last write that succeeded. */
+  #lastId: string | undefined;
 
   constructor(root: string) {
     this.root = root;
@@ -50,16 +66,21 @@ export class OutputDirectory {
   }
 
   /** Writes a render (see the header). Rejects, leaving every earlier file in place, on I/O errors. */
-  write(haproxyConfig: string, aux: AuxiliaryFiles): Promise<WriteSummary> {
-    const run = this.#queue.then(() => this.#write(haproxyConfig, aux));
+  write(haproxyConfig: string, aux: AuxiliaryFiles, hint?: WriteHint): Promise<WriteSummary> {
+    const run = this.#queue.then(() => this.#write(haproxyConfig, aux, hint));
     this.#queue = run.catch(() => undefined);
     return run;
   }
 
-  async #write(haproxyConfig: string, aux: AuxiliaryFiles): Promise<WriteSummary> {
+  async #write(haproxyConfig: string, aux: AuxiliaryFiles, hint: WriteHint | undefined): Promise<WriteSummary> {
     await realDirectory(this.root, true);
+    const lastId = this.#lastId;
+    this.#lastId = undefined;
     const previous = this.#record ?? (await this.#loadRecord());
     const next: OutputRecord = {};
+    // Files known to be the text last written keep their digest without hashing it again.
+    const same = hint?.changed !== undefined && hint.changed.from === lastId && this.#record !== undefined ? new Set(hint.changed.files) : undefined;
+    const known = (id: string, path: string): string | undefined => (same === undefined || same.has(id) ? undefined : previous[path]);
     let written = 0;
     let unchanged = 0;
     for (const { kind, dir, mode } of KINDS) {
@@ -70,21 +91,25 @@ export class OutputDirectory {
         if (!SAFE_NAME.test(name)) throw new Error(`refusing to write ${dir}/${JSON.stringify(name)}: not a plain file name`);
         const relativePath = `${dir}/${name}`;
         const text = files[name] as string;
-        const digest = sha256(text);
+        const kept = known(`${kind}/${name}`, relativePath);
+        const bytes = kept === undefined ? Buffer.from(text, 'utf8') : undefined;
+        const digest = kept ?? (await sha256(bytes as Buffer));
         next[relativePath] = digest;
         if (previous[relativePath] === digest && (await isRegularFile(join(this.root, relativePath)))) {
           unchanged++;
           continue;
         }
-        await writeAtomically(join(this.root, dir), name, text, mode);
+        await writeAtomically(join(this.root, dir), name, bytes ?? text, mode);
         written++;
       }
     }
-    const configDigest = sha256(haproxyConfig);
+    const keptConfig = known('config', 'haproxy.cfg');
+    const configBytes = keptConfig === undefined ? Buffer.from(haproxyConfig, 'utf8') : undefined;
+    const configDigest = keptConfig ?? (await sha256(configBytes as Buffer));
     next['haproxy.cfg'] = configDigest;
     if (previous['haproxy.cfg'] === configDigest && (await isRegularFile(this.paths.configFile))) unchanged++;
     else {
-      await writeAtomically(this.root, 'haproxy.cfg', haproxyConfig, 0o644);
+      await writeAtomically(this.root, 'haproxy.cfg', configBytes ?? haproxyConfig, 0o644);
       written++;
     }
     // Only now, with the new config in place, may files the old one used go.
@@ -100,6 +125,7 @@ export class OutputDirectory {
     }
     await writeAtomically(this.root, RECORD_FILE, `${JSON.stringify(next)}\n`, 0o644);
     this.#record = next;
+    this.#lastId = hint?.id;
     return { written, unchanged, removed };
   }
 
@@ -148,7 +174,7 @@ async function isRegularFile(path: string): Promise<boolean> {
 }
 
 /** Temp file (exclusive create: never through a symlink), flushed, then renamed over `name`. */
-async function writeAtomically(dir: string, name: string, text: string, mode: number): Promise<void> {
+async function writeAtomically(dir: string, name: string, text: string | Buffer, mode: number): Promise<void> {
   const temp = join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(temp, 'wx', mode);
   let complete = false;
@@ -169,6 +195,7 @@ async function writeAtomically(dir: string, name: string, text: string, mode: nu
   }
 }
 
-function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+/** sha256 (hex) on the thread pool. */
+async function sha256(bytes: Buffer): Promise<string> {
+  return Buffer.from(await webcrypto.subtle.digest('SHA-256', bytes)).toString('hex');
 }

@@ -1,0 +1,88 @@
+// FileSync: the files that serve now, written behind a runtime change instead of in front of the
+// next one. HAProxy already runs the change (the Runtime API said so); its files only have to say
+// the same before anything reads them again: a reload (which `settled()` first), a restart of the
+// worker, a controller restart. One queue per target, so writes keep their order: one write at a
+// time, behind it at most one waiting, and a newer render replaces the one waiting (only the
+// newest files matter; the writer skips what did not change). A failed write is logged and kept:
+// the next write or reload writes the whole render again, and the drift monitor's forced reload
+// rewrites them if nothing else comes (see `behind`).
+import type { Logger } from 'pino';
+import { messageOf } from '../core/errors.js';
+import type { DeployableRender, DeployTarget } from './deploy-target.js';
+
+export interface FileSyncOptions {
+  readonly target: Pick<DeployTarget, 'writeFiles'>;
+  readonly logger: Logger;
+  /** Each write that failed, with why. */
+  readonly onFailed?: (render: DeployableRender, error: string) => void;
+}
+
+export class FileSync {
+  readonly #target: Pick<DeployTarget, 'writeFiles'>;
+  readonly #logger: Logger;
+  readonly #onFailed: FileSyncOptions['onFailed'];
+  /** Settles when the write in flight (and the one waiting) has ended; undefined while idle. */
+  #running: Promise<void> | undefined;
+  #waiting: DeployableRender | undefined;
+  /** The newest render queued, and whether its files are on disk. */
+  #newest: DeployableRender | undefined;
+  #written = true;
+
+  constructor(options: FileSyncOptions) {
+    this.#target = options.target;
+    this.#logger = options.logger;
+    this.#onFailed = options.onFailed;
+  }
+
+  /** True while the newest render queued is not on disk (waiting, being written, or its write failed). */
+  get behind(): boolean {
+    return !this.#written;
+  }
+
+  /** Queues the serving files of `render` and returns at once. */
+  queue(render: DeployableRender): void {
+    this.#newest = render;
+    this.#written = false;
+    this.#waiting = render;
+    this.#running ??= this.#drain();
+  }
+
+  /** Resolves when every write queued so far has ended, failed or not. Never rejects. */
+  async settled(): Promise<void> {
+    while (this.#running !== undefined) await this.#running;
+  }
+
+  /**
+   * The files of `render` were written another way (a reload wrote them): a failed write of an
+   * older render no longer leaves the disk behind. Call it only after `settled()`.
+   */
+  wrote(render: DeployableRender): void {
+    this.#newest = render;
+    this.#written = true;
+  }
+
+  async #drain(): Promise<void> {
+    // The first write starts in a later task: the step that queued it ends first.
+    await Promise.resolve();
+    try {
+      for (let render = this.#take(); render !== undefined; render = this.#take()) {
+        try {
+          await this.#target.writeFiles(render, 'serving');
+          if (this.#newest === render) this.#written = true;
+        } catch (error) {
+          const message = messageOf(error);
+          this.#logger.error({ renderId: render.renderId, err: message }, 'writing the files of a runtime change failed; the next write or reload writes them again');
+          this.#onFailed?.(render, message);
+        }
+      }
+    } finally {
+      this.#running = undefined;
+    }
+  }
+
+  #take(): DeployableRender | undefined {
+    const render = this.#waiting;
+    this.#waiting = undefined;
+    return render;
+  }
+}
