@@ -42,6 +42,8 @@ export interface WriteHint {
 type OutputRecord = Record<string, string>;
 
 const RECORD_FILE = '.haptic-output.json';
+/** The record's digest of a file written as changed, unhashed: it equals no digest, not even its own. */
+const CHANGED = 'changed';
 /** A file name HAProxy can be pointed at: no directories, no hidden files, nothing to escape. */
 const SAFE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,254}$/;
 const KINDS = [
@@ -78,40 +80,35 @@ export class OutputDirectory {
     this.#lastId = undefined;
     const previous = this.#record ?? (await this.#loadRecord());
     const next: OutputRecord = {};
-    // Files known to be the text last written keep their digest without hashing it again.
-    const same = hint?.changed !== undefined && hint.changed.from === lastId && this.#record !== undefined ? new Set(hint.changed.files) : undefined;
-    const known = (id: string, path: string): string | undefined => (same === undefined || same.has(id) ? undefined : previous[path]);
+    // With a hint that describes what is on disk, the files it does not name are the text last written.
+    const changed = hint?.changed !== undefined && hint.changed.from === lastId && this.#record !== undefined ? new Set(hint.changed.files) : undefined;
     let written = 0;
     let unchanged = 0;
+    const place = async (id: string, dir: string, name: string, text: string, mode: number): Promise<void> => {
+      const relativePath = dir === '' ? name : `${dir}/${name}`;
+      const was = previous[relativePath];
+      const same = changed !== undefined && !changed.has(id) && was !== undefined;
+      // Named as changed: written without a digest (CHANGED), so a write without a hint writes it again.
+      const bytes = same || changed?.has(id) === true ? undefined : Buffer.from(text, 'utf8');
+      const digest = bytes === undefined ? (same ? (was as string) : CHANGED) : await sha256(bytes);
+      next[relativePath] = digest;
+      if ((same || (digest !== CHANGED && was === digest)) && (await isRegularFile(join(this.root, relativePath)))) {
+        unchanged++;
+        return;
+      }
+      await writeAtomically(join(this.root, dir), name, bytes ?? text, mode);
+      written++;
+    };
     for (const { kind, dir, mode } of KINDS) {
       const files = aux[kind];
       const names = Object.keys(files);
       if (names.length > 0) await realDirectory(join(this.root, dir), false);
       for (const name of names) {
         if (!SAFE_NAME.test(name)) throw new Error(`refusing to write ${dir}/${JSON.stringify(name)}: not a plain file name`);
-        const relativePath = `${dir}/${name}`;
-        const text = files[name] as string;
-        const kept = known(`${kind}/${name}`, relativePath);
-        const bytes = kept === undefined ? Buffer.from(text, 'utf8') : undefined;
-        const digest = kept ?? (await sha256(bytes as Buffer));
-        next[relativePath] = digest;
-        if (previous[relativePath] === digest && (await isRegularFile(join(this.root, relativePath)))) {
-          unchanged++;
-          continue;
-        }
-        await writeAtomically(join(this.root, dir), name, bytes ?? text, mode);
-        written++;
+        await place(`${kind}/${name}`, dir, name, files[name] as string, mode);
       }
     }
-    const keptConfig = known('config', 'haproxy.cfg');
-    const configBytes = keptConfig === undefined ? Buffer.from(haproxyConfig, 'utf8') : undefined;
-    const configDigest = keptConfig ?? (await sha256(configBytes as Buffer));
-    next['haproxy.cfg'] = configDigest;
-    if (previous['haproxy.cfg'] === configDigest && (await isRegularFile(this.paths.configFile))) unchanged++;
-    else {
-      await writeAtomically(this.root, 'haproxy.cfg', configBytes ?? haproxyConfig, 0o644);
-      written++;
-    }
+    await place('config', '', 'haproxy.cfg', haproxyConfig, 0o644);
     // Only now, with the new config in place, may files the old one used go.
     let removed = 0;
     for (const relativePath of Object.keys(previous)) {

@@ -113,6 +113,13 @@ describe('OutputDirectory', () => {
     expect(await readFile(join(root, 'haproxy.cfg'), 'utf8')).toBe('global\n# 2\n');
     await out.write('global\n# 2\n', aux({ 'a.map': 'k w\n', 'b.map': 'b\n' }), { id: 'w3', changed: { from: 'w2', files: ['maps/a.map'] } });
     expect(await readFile(join(root, 'maps', 'a.map'), 'utf8')).toBe('k w\n');
+    // Changed again: written again. A file the hint calls unchanged but that is gone is put back.
+    await rm(join(root, 'maps', 'b.map'));
+    await out.write('global\n# 2\n', aux({ 'a.map': 'k u\n', 'b.map': 'b\n' }), { id: 'w4', changed: { from: 'w3', files: ['maps/a.map'] } });
+    expect(await readFile(join(root, 'maps', 'a.map'), 'utf8')).toBe('k u\n');
+    expect(await readFile(join(root, 'maps', 'b.map'), 'utf8')).toBe('b\n');
+    // A write without a hint compares digests again, and writes what it cannot vouch for.
+    expect(await out.write('global\n# 2\n', aux({ 'a.map': 'k u\n', 'b.map': 'b\n' }))).toEqual({ written: 2, unchanged: 1, removed: 0 });
   });
 
   it('compares every file when a write is a change of another write than the last one that succeeded', async () => {
