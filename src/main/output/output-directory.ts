@@ -6,10 +6,11 @@
 // and certificates are written 0600. Unchanged files (by digest) are not rewritten; a write that
 // says which files changed since the last one (a WriteHint) digests only those. Digests run on the
 // thread pool (WebCrypto), the text is encoded once: a write costs the main thread little.
-import { randomBytes, webcrypto } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AuxiliaryFiles, OutputPaths } from '../../worker/protocol.js';
+import { sha256Off } from '../core/digest.js';
 
 /** The files of one output directory, as the config refers to them: its OutputPaths and the config file. */
 export interface OutputFiles extends OutputPaths {
@@ -90,7 +91,7 @@ export class OutputDirectory {
       const same = changed !== undefined && !changed.has(id) && was !== undefined;
       // Named as changed: written without a digest (CHANGED), so a write without a hint writes it again.
       const bytes = same || changed?.has(id) === true ? undefined : Buffer.from(text, 'utf8');
-      const digest = bytes === undefined ? (same ? (was as string) : CHANGED) : await sha256(bytes);
+      const digest = bytes === undefined ? (same ? (was as string) : CHANGED) : await sha256Off(bytes);
       next[relativePath] = digest;
       if ((same || (digest !== CHANGED && was === digest)) && (await isRegularFile(join(this.root, relativePath)))) {
         unchanged++;
@@ -190,9 +191,4 @@ async function writeAtomically(dir: string, name: string, text: string | Buffer,
     await unlink(temp).catch(() => undefined);
     throw error;
   }
-}
-
-/** sha256 (hex) on the thread pool. */
-async function sha256(bytes: Buffer): Promise<string> {
-  return Buffer.from(await webcrypto.subtle.digest('SHA-256', bytes)).toString('hex');
 }

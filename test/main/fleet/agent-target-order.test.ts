@@ -21,6 +21,7 @@ interface Sent {
 class HeldClient {
   readonly address = '127.0.0.1:1';
   readonly sent: Sent[] = [];
+  #waiters: { count: number; resolve: () => void }[] = [];
   state: AgentState = { epoch: 0, sequence: 0, checksum: 'c0', files: {}, haproxy: { version: null, running: true }, ready: true };
 
   send(method: 'GET' | 'POST', _path: string, kind: string, body?: unknown): Promise<AgentAnswer> {
@@ -41,7 +42,15 @@ class HeldClient {
           resolve({ status: 200, body: { ok: true, applied: 1, state: this.state } });
         },
       });
+      for (const waiter of this.#waiters.filter((w) => this.sent.length >= w.count)) waiter.resolve();
+      this.#waiters = this.#waiters.filter((w) => this.sent.length < w.count);
     });
+  }
+
+  /** Resolves once `count` requests have been sent. */
+  whenSent(count: number): Promise<void> {
+    if (this.sent.length >= count) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push({ count, resolve }));
   }
 }
 
@@ -64,15 +73,16 @@ describe('AgentTarget exchange order', () => {
     // The state read before the write; nothing else yet.
     expect(client.sent.map((s) => s.kind)).toEqual(['state']);
     client.sent[0]?.answer();
+    await client.whenSent(2);
     await turns();
     expect(client.sent.map((s) => s.kind)).toEqual(['state', 'files']);
     client.sent[1]?.answer();
     await written;
-    await turns();
+    await client.whenSent(3);
     expect(client.sent.map((s) => s.kind)).toEqual(['state', 'files', 'runtime']);
     client.sent[2]?.answer();
     expect(await applied).toEqual({ applied: 1 });
-    await turns();
+    await client.whenSent(4);
     client.sent[3]?.answer();
     expect(await checked).toBe('c1');
     const [files, runtime] = [client.sent[1]?.body, client.sent[2]?.body] as [Record<string, number>, Record<string, number>];
@@ -90,7 +100,7 @@ describe('AgentTarget exchange order', () => {
     await turns();
     client.sent[0]?.answer();
     await expect(refused).rejects.toThrow(/serves no render yet/);
-    await turns();
+    await client.whenSent(2);
     expect(client.sent.map((s) => s.kind)).toEqual(['state', 'files']);
     client.sent[1]?.answer();
     await written;
