@@ -1,6 +1,6 @@
 // LocalHaproxyTarget: the DeployTarget of `run --haproxy`, one HAProxy in master-worker mode on
 // this machine, reading the output directory. Files go through OutputDirectory (atomic, config
-// last); the first reload starts HAProxy; later reloads go through the master CLI and are
+// last; a render that patches the one written last has only its patched files written); the first reload starts HAProxy; later reloads go through the master CLI and are
 // verified with `show proc`; runtime operations go through the admin socket. It believes only
 // what HAProxy confirmed: the checksum it reports is that of the files the running worker loaded.
 import type { Logger } from 'pino';
