@@ -3,9 +3,9 @@
 // the same before anything reads them again: a reload (which `settled()` first), a restart of the
 // worker, a controller restart. One queue per target, so writes keep their order: one write at a
 // time, behind it at most one waiting, and a newer render replaces the one waiting (only the
-// newest files matter; the writer skips what did not change). A failed write is logged and kept:
-// the next write or reload writes the whole render again, and the drift monitor's forced reload
-// rewrites them if nothing else comes (see `behind`).
+// newest files matter; the writer skips what did not change). A failed write is logged and told
+// to its `failed` callback: the next write or reload writes the whole render again, and the drift
+// monitor's forced reload rewrites them if nothing else comes (see `behind`).
 import type { Logger } from 'pino';
 import { messageOf } from '../core/errors.js';
 import type { DeployableRender, DeployTarget } from './deploy-target.js';
@@ -13,17 +13,19 @@ import type { DeployableRender, DeployTarget } from './deploy-target.js';
 export interface FileSyncOptions {
   readonly target: Pick<DeployTarget, 'writeFiles'>;
   readonly logger: Logger;
-  /** Each write that failed, with why. */
-  readonly onFailed?: (render: DeployableRender, error: string) => void;
+}
+
+interface Write {
+  readonly render: DeployableRender;
+  readonly failed: ((error: string) => void) | undefined;
 }
 
 export class FileSync {
   readonly #target: Pick<DeployTarget, 'writeFiles'>;
   readonly #logger: Logger;
-  readonly #onFailed: FileSyncOptions['onFailed'];
   /** Settles when the write in flight (and the one waiting) has ended; undefined while idle. */
   #running: Promise<void> | undefined;
-  #waiting: DeployableRender | undefined;
+  #waiting: Write | undefined;
   /** The newest render queued, and whether its files are on disk. */
   #newest: DeployableRender | undefined;
   #written = true;
@@ -31,7 +33,6 @@ export class FileSync {
   constructor(options: FileSyncOptions) {
     this.#target = options.target;
     this.#logger = options.logger;
-    this.#onFailed = options.onFailed;
   }
 
   /** True while the newest render queued is not on disk (waiting, being written, or its write failed). */
@@ -39,11 +40,11 @@ export class FileSync {
     return !this.#written;
   }
 
-  /** Queues the serving files of `render` and returns at once. */
-  queue(render: DeployableRender): void {
+  /** Queues the serving files of `render` and returns at once; `failed` hears why its write failed (not called when a newer render replaced it). */
+  queue(render: DeployableRender, failed?: (error: string) => void): void {
     this.#newest = render;
     this.#written = false;
-    this.#waiting = render;
+    this.#waiting = { render, failed };
     this.#running ??= this.#drain();
   }
 
@@ -65,14 +66,14 @@ export class FileSync {
     // The first write starts in a later task: the step that queued it ends first.
     await Promise.resolve();
     try {
-      for (let render = this.#take(); render !== undefined; render = this.#take()) {
+      for (let write = this.#take(); write !== undefined; write = this.#take()) {
         try {
-          await this.#target.writeFiles(render, 'serving');
-          if (this.#newest === render) this.#written = true;
+          await this.#target.writeFiles(write.render, 'serving');
+          if (this.#newest === write.render) this.#written = true;
         } catch (error) {
           const message = messageOf(error);
-          this.#logger.error({ renderId: render.renderId, err: message }, 'writing the files of a runtime change failed; the next write or reload writes them again');
-          this.#onFailed?.(render, message);
+          this.#logger.error({ renderId: write.render.renderId, err: message }, 'writing the files of a runtime change failed; the next write or reload writes them again');
+          write.failed?.(message);
         }
       }
     } finally {
@@ -80,9 +81,9 @@ export class FileSync {
     }
   }
 
-  #take(): DeployableRender | undefined {
-    const render = this.#waiting;
+  #take(): Write | undefined {
+    const write = this.#waiting;
     this.#waiting = undefined;
-    return render;
+    return write;
   }
 }

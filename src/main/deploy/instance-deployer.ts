@@ -300,7 +300,7 @@ export class InstanceDeployer {
     }
     this.#live = job.render;
     // Runtime changes do not survive a reload: the files must say the same, written behind the change.
-    this.#files.queue(job.render);
+    this.#files.queue(job.render, (error) => this.#publish(job, 'runtime', 'failure', 0, applied, `files not written: ${error}`));
     this.#publish(job, 'runtime', 'success', this.#clock.monotonic() - started, applied);
     this.#markDeployed(job);
     this.#revertIfRefused(job.render.renderId, job.cause, false);

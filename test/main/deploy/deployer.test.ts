@@ -150,8 +150,10 @@ describe('Deployer', () => {
     h.target.failNextWrite();
     const moved = await h.render(MOVED);
     await h.clock.runAll();
-    // HAProxy runs the change; the failed write is not a failed deployment.
-    expect(h.completed.at(-1)).toMatchObject({ kind: 'runtime', outcome: 'success', checksum: moved.checksum });
+    // HAProxy runs the change; the failed write is reported after its success.
+    expect(h.outcomes.slice(-2)).toEqual(['runtime/success', 'runtime/failure']);
+    expect(h.completed.at(-1)).toMatchObject({ checksum: moved.checksum, error: 'files not written: ENOSPC: no space left on device' });
+    expect(h.deployer.deployedChecksum).toBe(moved.checksum);
     expect(h.target.onDisk).toBe(base.checksum);
     const again = await h.render({ backends: { be: ['10.0.0.7:80', '127.0.0.1:1 disabled'] } });
     await h.clock.runAll();

@@ -9,22 +9,24 @@ function render(checksum: string): DeployableRender {
   return { renderId: checksum, checksum, haproxyConfig: `global # ${checksum}\n`, auxiliaryFiles: { maps: {}, files: {}, certificates: {} } };
 }
 
-function setUp(writeMs = 100): { clock: FakeClock; target: FakeDeployTarget; sync: FileSync; failed: string[] } {
+function setUp(writeMs = 100): { clock: FakeClock; target: FakeDeployTarget; sync: FileSync; failed: string[]; queue: (checksum: string) => void } {
   const clock = new FakeClock();
   const target = new FakeDeployTarget({ clock, writeMs });
   const failed: string[] = [];
-  const sync = new FileSync({ target, logger: silentLogger(), onFailed: (r, error) => failed.push(`${r.checksum}: ${error}`) });
-  return { clock, target, sync, failed };
+  const sync = new FileSync({ target, logger: silentLogger() });
+  // Each write reports its failure to `failed`.
+  const queue = (checksum: string): void => sync.queue(render(checksum), (error) => failed.push(`${checksum}: ${error}`));
+  return { clock, target, sync, failed, queue };
 }
 
 describe('FileSync', () => {
   it('returns at once, writes in the order queued, and lets only the newest of the waiting renders through', async () => {
-    const { clock, target, sync } = setUp();
-    sync.queue(render('a'));
+    const { clock, target, sync, queue } = setUp();
+    queue('a');
     await clock.advance(0);
     // `a` is being written; `b` waits and `c` replaces it.
-    sync.queue(render('b'));
-    sync.queue(render('c'));
+    queue('b');
+    queue('c');
     expect(sync.behind).toBe(true);
     expect(target.writes.map((w) => w.checksum)).toEqual(['a']);
     await clock.advance(100);
@@ -40,12 +42,12 @@ describe('FileSync', () => {
   });
 
   it('settles only when every write queued before has ended', async () => {
-    const { clock, target, sync } = setUp();
-    sync.queue(render('a'));
+    const { clock, target, sync, queue } = setUp();
+    queue('a');
     let settled = false;
     const waiting = sync.settled().then(() => (settled = true));
     await clock.advance(50);
-    sync.queue(render('b'));
+    queue('b');
     await clock.advance(50);
     expect(settled).toBe(false);
     await clock.advance(100);
@@ -55,9 +57,9 @@ describe('FileSync', () => {
   });
 
   it('reports a failed write and stays behind until a later write or a reload puts the files in place', async () => {
-    const { clock, target, sync, failed } = setUp();
+    const { clock, target, sync, failed, queue } = setUp();
     target.failNextWrite();
-    sync.queue(render('a'));
+    queue('a');
     await clock.advance(100);
     await sync.settled();
     expect(failed).toEqual(['a: ENOSPC: no space left on device']);
@@ -66,7 +68,7 @@ describe('FileSync', () => {
     // A reload wrote the files of a newer render itself.
     sync.wrote(render('b'));
     expect(sync.behind).toBe(false);
-    sync.queue(render('c'));
+    queue('c');
     await clock.advance(100);
     await sync.settled();
     expect(target.onDisk).toBe('c');
@@ -74,10 +76,10 @@ describe('FileSync', () => {
   });
 
   it('is not brought up to date by a write of an older render than the newest queued', async () => {
-    const { clock, sync } = setUp();
-    sync.queue(render('a'));
+    const { clock, sync, queue } = setUp();
+    queue('a');
     await clock.advance(0);
-    sync.queue(render('b'));
+    queue('b');
     await clock.advance(100);
     // `a` is on disk, `b` is still being written.
     expect(sync.behind).toBe(true);
