@@ -9,7 +9,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { changedWindow } from '../deploy/config-index.js';
 import { textWindow } from './text-window.js';
-import type { AuxiliaryFiles, RenderPatch } from '../../worker/protocol.js';
+import type { AuxiliaryFiles, RenderPatch, TextEdit } from '../../worker/protocol.js';
 import type { CheckReply, CheckRequest } from './check-helper-protocol.js';
 import type { HaproxyRenderCheckerOptions, HaproxyVerdict, RenderChecker } from './render-checker.js';
 
@@ -109,12 +109,16 @@ export class CheckHelper {
     const patch = sent !== undefined && render.patch !== undefined && render.patch.from === sent.renderId ? render.patch : undefined;
     const files: Record<string, CheckRequest['files'][string]> = {};
     const now = new Map<string, string>(patch === undefined ? [] : (sent as NonNullable<typeof sent>).files);
-    const compare = (id: string, text: string | undefined): void => {
+    const compare = (id: string, text: string | undefined, edits?: readonly TextEdit[]): void => {
       if (text === undefined) return void now.delete(id);
       now.set(id, text);
       const before = sent?.files.get(id);
-      if (before === text) return;
-      if (before === undefined) {
+      if (before !== undefined && edits !== undefined) {
+        // Patched: the edits say what changed, without reading (and flattening) the new text.
+        if (edits.length > 0) files[id] = { window: windowOfEdits(before, edits) };
+      } else if (before === text) {
+        return;
+      } else if (before === undefined) {
         files[id] = { full: text };
       } else {
         const window = textWindow(before, text);
@@ -127,7 +131,7 @@ export class CheckHelper {
       for (const id of Object.keys(patch.edits)) {
         const cut = id.indexOf('/');
         const kind = KINDS.find((k) => k === id.slice(0, cut));
-        if (kind !== undefined) compare(id, render.auxiliaryFiles[kind][id.slice(cut + 1)]);
+        if (kind !== undefined) compare(id, render.auxiliaryFiles[kind][id.slice(cut + 1)], patch.edits[id]);
       }
     }
     const removed = sent === undefined ? [] : [...sent.files.keys()].filter((id) => !now.has(id));
@@ -136,13 +140,7 @@ export class CheckHelper {
     if (sent === undefined) {
       change = { full: config };
     } else if (patch !== undefined) {
-      // Edits are sorted and apart: one window from the first to the end of the last, in both texts.
-      const edits = patch.edits['config'] ?? [];
-      const first = edits[0];
-      const last = edits.at(-1);
-      const start = first?.at ?? 0;
-      const endBefore = last === undefined ? 0 : last.at + last.remove;
-      change = { window: { start, endBefore, text: config.slice(start, endBefore + config.length - sent.config.length) } };
+      change = { window: windowOfEdits(sent.config, patch.edits['config'] ?? []) };
     } else {
       const window = changedWindow(sent.config, config);
       change = { window: { start: window.start, endBefore: window.endA, text: config.slice(window.start, window.endB) } };
@@ -206,4 +204,21 @@ export class CheckHelper {
     child.unref();
     (child.channel as { unref?: () => void } | undefined)?.unref?.();
   }
+}
+
+/**
+ * The window of `before` that sorted, apart `edits` change, and its new text, built from the edits
+ * and `before` alone: the new text (often edits joined onto the old one) is never read, so it need
+ * not be flattened here.
+ */
+function windowOfEdits(before: string, edits: readonly TextEdit[]): { readonly start: number; readonly endBefore: number; readonly text: string } {
+  const start = edits[0]?.at ?? 0;
+  let at = start;
+  let text = '';
+  for (const edit of edits) {
+    if (edit.at > at) text += before.slice(at, edit.at);
+    text += edit.text;
+    at = edit.at + edit.remove;
+  }
+  return { start, endBefore: at, text };
 }

@@ -75,12 +75,18 @@ describe.runIf(realHaproxy)('CheckHelper (haproxy -c in a helper process)', () =
         at = edit.at + edit.remove;
       }
       haproxyConfig += before.haproxyConfig.slice(at);
-      return { renderId, haproxyConfig, auxiliaryFiles: before.auxiliaryFiles, patch: { from: before.renderId, edits: { config: edits } } };
+      // server-slots.txt (runtime state) goes as a whole-text edit.
+      const slots = before.auxiliaryFiles.files['server-slots.txt'];
+      const movedSlots = slots === undefined ? undefined : changes.reduce((t, [from, to]) => t.replace(from, to), slots);
+      const fileEdits = slots === undefined || movedSlots === slots ? {} : { 'files/server-slots.txt': [{ at: 0, remove: slots.length, text: movedSlots as string }] };
+      const auxiliaryFiles = movedSlots === undefined ? before.auxiliaryFiles : { ...before.auxiliaryFiles, files: { ...before.auxiliaryFiles.files, 'server-slots.txt': movedSlots } };
+      return { renderId, haproxyConfig, auxiliaryFiles, patch: { from: before.renderId, edits: { config: edits, ...fileEdits } } };
     };
     try {
       const first = { renderId: 'r1', ...render(['10.0.0.1']) };
       expect(await helper.check(first, signal())).toMatchObject({ ok: true });
       const moved = patched('r2', first, [['10.0.0.1', '10.0.0.9']]);
+      expect(Object.keys(moved.patch.edits)).toEqual(['config', 'files/server-slots.txt']);
       expect(await helper.check(moved, signal())).toMatchObject({ ok: true });
       expect(helper.stats.skipped).toBe(1);
       // Two edits, one of them structural: checked, and the helper's text is the render's.
