@@ -4,7 +4,7 @@
 // PID and reload count in `show proc`); a new Ingress needs one reload; a burst of edits is paced
 // into few reloads; a render HAProxy refuses, or a reload that fails, leaves the old config
 // serving; a SIGKILLed HAProxy comes back; SIGTERM stops everything.
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -136,6 +136,27 @@ describe.skipIf(SKIP_HAPROXY)('run --manifests --haproxy', () => {
       for (let i = 0; i < 8; i++) seen.add(await served('shop.test', '/'));
       return seen.has('web-2') && seen.has('web-3');
     }, 'both slices serving', 10_000);
+  });
+
+  it('writes the files of an endpoint change applied at runtime, and a reload after it keeps serving the new endpoint', async () => {
+    const [web1, web2, web3] = [backends['web-1'], backends['web-2'], backends['web-3']] as [EchoServer, EchoServer, EchoServer];
+    const before = await proc();
+    await write('slices.yaml', slice('web-a', 'web', [web1]), slice('web-b', 'web', [web1]), slice('api-a', 'api', [backends['api-1'] as EchoServer]));
+    await eventually(async () => (await served('shop.test', '/')) === 'web-1' && (await served('shop.test', '/')) === 'web-1', 'traffic on web-1 alone', 10_000, 10);
+    expect((await proc()).master.reloads).toBe(before.master.reloads);
+    // The files say what HAProxy serves: a restart or a reload would load the same endpoints.
+    const names = (text: string, server: EchoServer): boolean => new RegExp(`:${server.port}\\b`).test(text);
+    await eventually(async () => {
+      const config = await readFile(join(out, 'haproxy.cfg'), 'utf8');
+      return names(config, web1) && !names(config, web2) && !names(config, web3);
+    }, 'haproxy.cfg naming web-1 only', 10_000, 10);
+    // A reload (a new Ingress) loads those files: shop.test stays on web-1.
+    await write('reload.yaml', service('other'), slice('other-a', 'other', [backends['api-1'] as EchoServer]), ingress('other', 'other.test', [['/', 'other']]));
+    await eventually(async () => (await served('other.test', '/')) === 'api-1', 'the reload done', 20_000);
+    expect((await proc()).master.reloads).toBe(before.master.reloads + 1);
+    for (let i = 0; i < 6; i++) expect(await served('shop.test', '/')).toBe('web-1');
+    await write('slices.yaml', slice('web-a', 'web', [web2]), slice('web-b', 'web', [web3]), slice('api-a', 'api', [backends['api-1'] as EchoServer]));
+    await eventually(async () => (await served('shop.test', '/')) !== 'web-1', 'traffic back on web-2 and web-3', 10_000, 10);
   });
 
   it('routes a new Ingress after exactly one reload', async () => {

@@ -7,7 +7,7 @@ import { commandCount, type RuntimeOp } from '../../src/main/deploy/runtime-ops.
 
 export type TargetCall =
   | { readonly type: 'runtime'; readonly ops: readonly RuntimeOp[]; readonly at: number }
-  | { readonly type: 'write'; readonly checksum: string; readonly at: number }
+  | { readonly type: 'write'; readonly checksum: string; readonly at: number; endedAt?: number }
   | { readonly type: 'reload'; readonly checksum: string | undefined; readonly startedAt: number; readonly endedAt: number; readonly ok: boolean };
 
 export interface FakeDeployTargetOptions {
@@ -16,6 +16,8 @@ export interface FakeDeployTargetOptions {
   readonly reloadMs?: number;
   /** Simulated time a runtime batch takes. @default 0 */
   readonly runtimeMs?: number;
+  /** Simulated time writing the files takes (they are on disk at its end). @default 0 */
+  readonly writeMs?: number;
   /** What `currentChecksum()` reports; omit for a target that cannot tell. */
   readonly currentChecksum?: string;
 }
@@ -31,6 +33,8 @@ export class FakeDeployTarget implements DeployTarget {
   readonly #clock: Clock;
   readonly #reloadMs: number;
   readonly #runtimeMs: number;
+  readonly #writeMs: number;
+  #failWrite: string | undefined;
   #failReload: string | undefined;
   #failRuntime: string | undefined;
   readonly currentChecksum: (() => Promise<string | undefined>) | undefined;
@@ -39,6 +43,7 @@ export class FakeDeployTarget implements DeployTarget {
     this.#clock = options.clock;
     this.#reloadMs = options.reloadMs ?? 0;
     this.#runtimeMs = options.runtimeMs ?? 0;
+    this.#writeMs = options.writeMs ?? 0;
     const reported = options.currentChecksum;
     this.running = reported;
     this.onDisk = reported;
@@ -63,6 +68,16 @@ export class FakeDeployTarget implements DeployTarget {
     this.#failReload = detail;
   }
 
+  /** Every write in order: its checksum, when it started and when its files were on disk. */
+  get writes(): Extract<TargetCall, { type: 'write' }>[] {
+    return this.calls.filter((c): c is Extract<TargetCall, { type: 'write' }> => c.type === 'write');
+  }
+
+  /** The next write fails (a full disk): the files on disk stay as they were. */
+  failNextWrite(message = 'ENOSPC: no space left on device'): void {
+    this.#failWrite = message;
+  }
+
   /** The next runtime batch fails with an `[err]` reply. */
   failNextRuntime(reply = '[err]: No such server.'): void {
     this.#failRuntime = reply;
@@ -78,7 +93,13 @@ export class FakeDeployTarget implements DeployTarget {
   }
 
   async writeFiles(render: DeployableRender): Promise<void> {
-    this.calls.push({ type: 'write', checksum: render.checksum, at: this.#clock.now() });
+    const call: TargetCall = { type: 'write', checksum: render.checksum, at: this.#clock.now() };
+    this.calls.push(call);
+    if (this.#writeMs > 0) await sleep(this.#clock, this.#writeMs);
+    const failure = this.#failWrite;
+    this.#failWrite = undefined;
+    if (failure !== undefined) throw new Error(failure);
+    call.endedAt = this.#clock.now();
     this.onDisk = render.checksum;
     this.written = render;
   }

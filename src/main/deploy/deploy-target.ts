@@ -43,9 +43,14 @@ export interface DeployTarget {
    * certs/), atomically per file, auxiliary files first and the config last, so a reload or a
    * restart never reads a config whose files are missing (OutputDirectory does exactly this).
    * Called after runtime changes too: they do not survive a reload, the files must say the same.
+   * Those `serving` writes go behind the change (FileSync): the next runtime change may be sent
+   * while one runs, but writes come one at a time, in order, and a reload only after they ended;
+   * a target whose calls share one channel (AgentTarget) runs them in call order.
    * `purpose` says which: `serving` (the files of what HAProxy runs now: after runtime changes, or
    * put back after a failed reload) or `reload` (the files the next `reload()` loads). A remote
    * target may hold `reload` files back and send them with the reload, as one checked apply.
+   * `render.patch` (when set) names the files that changed since render `patch.from`: a target
+   * may write or send only those when that render is what it last wrote.
    */
   writeFiles(render: DeployableRender, purpose?: 'serving' | 'reload'): Promise<void>;
 

@@ -8,6 +8,7 @@ import type { Clock } from '../core/clock.js';
 import type { EventFields, EventOf } from '../events/events.js';
 import { DeployRetry, type RetryOptions } from './deploy-retry.js';
 import { DeployScheduler, type DeployStep } from './deploy-scheduler.js';
+import { FileSync } from './file-sync.js';
 import type { DeployableRender, DeployTarget } from './deploy-target.js';
 import { jobFor, type Job } from './deploy-job.js';
 import { GateLatch } from './gate-latch.js';
@@ -45,8 +46,8 @@ export interface InstanceDeployerOptions {
  * The rules, in the order they apply:
  * - one deployment in flight, one pending (latest wins); a revert goes ahead of the pending one;
  * - a render whose checksum HAProxy already runs is skipped, unless forced (drift prevention);
- * - a runtime-only change goes out at once (no pacing, no wait for the gate) and its files are
- *   written; a mixed change sends its runtime part first, then waits for the paced reload;
+ * - a runtime-only change goes out at once (no pacing, no wait for the gate), its files are written
+ *   behind it (FileSync); a mixed change sends its runtime part first, then waits for the reload;
  * - a reload waits for the gate's verdict on that render, or deploys meanwhile the newest render
  *   that passed (PassedRenders), and is paced from the END of the previous reload; a refused
  *   render is never reloaded; a failed reload leaves the deployed state and files as they were;
@@ -81,6 +82,8 @@ export class InstanceDeployer {
   #driftDeployed: string | undefined;
   /** A job waiting for its verdict is planned again on every event: the last pair's diff is kept. */
   readonly #diffs: LastDiff;
+  /** The files of runtime changes, written behind them in order; a reload waits for them. */
+  readonly #files: FileSync;
 
   constructor(options: InstanceDeployerOptions) {
     this.target = options.target;
@@ -93,6 +96,7 @@ export class InstanceDeployer {
     this.#publishFields = options.publish;
     this.#onApplied = options.onApplied;
     this.#retry = options.retry === undefined ? undefined : new DeployRetry(options.clock, options.retry);
+    this.#files = new FileSync({ target: options.target, logger: options.logger });
     this.#passed = new PassedRenders({ clock: options.clock, limitMs: options.verdictWaitLimitMs, kick: () => this.#scheduler?.kick() });
   }
 
@@ -152,6 +156,7 @@ export class InstanceDeployer {
     if (scheduler === undefined) return;
     scheduler.stop();
     await scheduler.whenIdle();
+    await this.#files.settled();
     this.#lastReloadEnd = scheduler.lastPacedEnd ?? this.#lastReloadEnd;
     // A new term may have begun meanwhile: its scheduler stays.
     if (this.#scheduler === scheduler) this.#scheduler = undefined;
@@ -294,14 +299,9 @@ export class InstanceDeployer {
       return { ...job, runtimeDone: true };
     }
     this.#live = job.render;
-    let error: string | undefined;
-    try {
-      // Runtime changes do not survive a reload: the files must say the same.
-      await this.target.writeFiles(job.render, 'serving');
-    } catch (cause) {
-      error = `files not written: ${messageOf(cause)}`;
-    }
-    this.#publish(job, 'runtime', error === undefined ? 'success' : 'failure', this.#clock.monotonic() - started, applied, error);
+    // Runtime changes do not survive a reload: the files must say the same, written behind the change.
+    this.#files.queue(job.render, (error) => this.#publish(job, 'runtime', 'failure', 0, applied, `files not written: ${error}`));
+    this.#publish(job, 'runtime', 'success', this.#clock.monotonic() - started, applied);
     this.#markDeployed(job);
     this.#revertIfRefused(job.render.renderId, job.cause, false);
     return undefined;
@@ -311,6 +311,8 @@ export class InstanceDeployer {
     const started = this.#clock.monotonic();
     let result: { ok: boolean; detail: string };
     let unknown = false;
+    // The files of earlier runtime changes first: a later write never lands before an earlier one.
+    await this.#files.settled();
     try {
       await this.target.writeFiles(job.render, 'reload');
       try {
@@ -328,12 +330,13 @@ export class InstanceDeployer {
       const live = this.#live;
       if (unknown) this.#live = undefined;
       // HAProxy keeps the old config; put its files back so a restart does not load the new one.
-      else if (live !== undefined) await this.target.writeFiles(live, 'serving').catch((error: unknown) => this.#logger.error({ err: error }, 'restoring the files of the running config failed'));
+      else if (live !== undefined) await this.target.writeFiles(live, 'serving').then(() => this.#files.wrote(live), (error: unknown) => this.#logger.error({ err: error }, 'restoring the files of the running config failed'));
       this.#publish(job, 'reload', 'failure', durationMs, 0, `reload failed: ${result.detail}`);
       return undefined;
     }
     this.#live = job.render;
     this.#good = job.render;
+    this.#files.wrote(job.render);
     this.#passed.deployed(job);
     if (job.reason === 'drift_prevention') this.#driftDeployed = job.render.checksum;
     this.#observeLatency(job);

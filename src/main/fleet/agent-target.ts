@@ -4,9 +4,13 @@
 // reload are held and sent WITH the reload, as one apply the agent checks with `haproxy -c` first.
 // Only the files whose digest differs from what the agent reported are sent, relative to its
 // checksum; an agent that serves another base answers 412 and gets the whole render. It believes
-// only the agent's answers: the state in each answer replaces what it knew.
-import { createHash } from 'node:crypto';
+// only the agent's answers: the state in each answer replaces what it knew. Exchanges run one at a
+// time, in call order (the Deployer writes files behind a runtime change without waiting): each
+// takes its (epoch, sequence) when its turn comes, so the agent never sees a later apply first.
 import type { Logger } from 'pino';
+import { sha256Off } from '../core/digest.js';
+import { VIEW_PREFIX } from '../deploy/runtime-view.js';
+import type { RenderPatch } from '../../worker/protocol.js';
 import { FILE_KINDS, recordPath, type AgentState, type ConfigPatch, type FileKind, type LeaderPaths } from '../agent/agent-protocol.js';
 import type { DeployableRender, DeployTarget, ReloadResult, RuntimeOp, TargetHealth } from '../deploy/deploy-target.js';
 import { changedWindow, commonPrefix, commonSuffix } from '../deploy/config-index.js';
@@ -23,6 +27,9 @@ export interface AgentTargetOptions {
   readonly keysAllowed: boolean;
   readonly logger: Logger;
 }
+
+type FileSet = Record<FileKind, Record<string, string | null>>;
+type FilePatchSet = Record<'maps' | 'files', Record<string, ConfigPatch>>;
 
 interface Change {
   readonly kind: 'runtime' | 'files' | 'reload';
@@ -44,6 +51,8 @@ export class AgentTarget implements DeployTarget {
   /** Files written for the next reload. */
   #staged: DeployableRender | undefined;
   #health: TargetHealth = 'ok';
+  /** Settles when the exchanges called so far have ended. */
+  #turn: Promise<unknown> = Promise.resolve();
 
   constructor(options: AgentTargetOptions) {
     this.#client = options.client;
@@ -57,17 +66,36 @@ export class AgentTarget implements DeployTarget {
     return this.#health;
   }
 
-  async currentChecksum(): Promise<string | undefined> {
-    return (await this.#state()).checksum ?? undefined;
+  currentChecksum(): Promise<string | undefined> {
+    return this.#inTurn(async () => (await this.#state()).checksum ?? undefined);
   }
 
-  async applyRuntime(ops: readonly RuntimeOp[]): Promise<{ readonly applied: number }> {
+  applyRuntime(ops: readonly RuntimeOp[]): Promise<{ readonly applied: number }> {
+    return this.#inTurn(() => this.#applyRuntime(ops));
+  }
+
+  writeFiles(render: DeployableRender, purpose: 'serving' | 'reload' = 'serving'): Promise<void> {
+    return this.#inTurn(() => this.#writeFiles(render, purpose));
+  }
+
+  reload(): Promise<ReloadResult> {
+    return this.#inTurn(() => this.#reload());
+  }
+
+  /** Runs `exchange` after every exchange called before it has ended. */
+  #inTurn<T>(exchange: () => Promise<T>): Promise<T> {
+    const run = this.#turn.then(exchange);
+    this.#turn = run.catch(() => undefined);
+    return run;
+  }
+
+  async #applyRuntime(ops: readonly RuntimeOp[]): Promise<{ readonly applied: number }> {
     const answer = await this.#apply({ kind: 'runtime', ops, reload: false });
     if (answer.status !== 200) throw new Error(`agent ${this.#client.address} answered ${answer.status}: ${String(answer.body.message ?? answer.body.error)}`);
     return { applied: typeof answer.body.applied === 'number' ? answer.body.applied : ops.reduce((n, op) => n + commandCount(op), 0) };
   }
 
-  async writeFiles(render: DeployableRender, purpose: 'serving' | 'reload' = 'serving'): Promise<void> {
+  async #writeFiles(render: DeployableRender, purpose: 'serving' | 'reload'): Promise<void> {
     if (purpose === 'reload') {
       this.#staged = render;
       return;
@@ -79,7 +107,7 @@ export class AgentTarget implements DeployTarget {
     if (answer.status !== 200) throw new Error(`agent ${this.#client.address} answered ${answer.status}: ${String(answer.body.message ?? answer.body.error)}`);
   }
 
-  async reload(): Promise<ReloadResult> {
+  async #reload(): Promise<ReloadResult> {
     const render = this.#staged;
     this.#staged = undefined;
     const answer = await this.#apply({ kind: 'reload', ...(render === undefined ? {} : { render }), reload: true });
@@ -115,7 +143,11 @@ export class AgentTarget implements DeployTarget {
       runtimeOps: change.ops ?? [],
       reload: change.reload,
     };
-    if (render !== undefined) Object.assign(body, this.#files(render, full || known.checksum === null ? undefined : known.files, this.#sent?.checksum === known.checksum ? this.#sent : undefined));
+    if (render !== undefined) {
+      const digests = full || known.checksum === null ? undefined : known.files;
+      const base = this.#sent?.checksum === known.checksum ? this.#sent : undefined;
+      Object.assign(body, digests !== undefined && base !== undefined && isPatchOf(render, base) ? await this.#patchFiles(render, base, digests) : await this.#files(render, digests, base));
+    }
     const answer = await this.#send('POST', '/v1/apply', change.kind, body);
     this.#known = stateOf(answer) ?? this.#known;
     if (answer.status === 200 && render !== undefined) this.#sent = render;
@@ -127,21 +159,17 @@ export class AgentTarget implements DeployTarget {
    * config as a patch of `baseConfig` when the agent holds it: an endpoint change then costs the
    * sections around it, not the whole config.
    */
-  #files(render: DeployableRender, digests: Readonly<Record<string, string>> | undefined, base: DeployableRender | undefined): Record<string, unknown> {
-    const files: Record<FileKind, Record<string, string | null>> = { maps: {}, files: {}, certificates: {} };
-    const filePatches: Record<'maps' | 'files', Record<string, ConfigPatch>> = { maps: {}, files: {} };
+  async #files(render: DeployableRender, digests: Readonly<Record<string, string>> | undefined, base: DeployableRender | undefined): Promise<Record<string, unknown>> {
+    const files: FileSet = { maps: {}, files: {}, certificates: {} };
+    const filePatches: FilePatchSet = { maps: {}, files: {} };
     const present = new Set<string>(['haproxy.cfg']);
     for (const kind of FILE_KINDS) {
       for (const [name, text] of Object.entries(render.auxiliaryFiles[kind])) {
         const path = recordPath(kind, name);
         present.add(path);
-        const digest = sha256(text);
+        const digest = await sha256Off(text);
         if (digests?.[path] === digest) continue;
-        const before = kind === 'certificates' ? undefined : base?.auxiliaryFiles[kind][name];
-        // A large map or file the agent holds as sent goes as the change to it (a file naming the leader's paths is rewritten there).
-        if (kind !== 'certificates' && before !== undefined && text.length > PATCH_ABOVE && !text.includes(this.#paths.certsDir) && !text.includes(this.#paths.mapsDir) && !text.includes(this.#paths.filesDir)) {
-          filePatches[kind][name] = textPatch(before, text, digest);
-        } else files[kind][name] = text;
+        this.#fileChange(kind, name, text, digest, base, files, filePatches);
       }
     }
     if (Object.keys(files.certificates).length > 0 && !this.#keysAllowed) {
@@ -156,12 +184,58 @@ export class AgentTarget implements DeployTarget {
       }
     }
     if (digests === undefined) return { full: true, files, config: render.haproxyConfig };
-    const digest = sha256(render.haproxyConfig);
+    const digest = await sha256Off(render.haproxyConfig);
     if (digests['haproxy.cfg'] === digest) return { full: false, files, filePatches };
     // The agent checks the patched text against `digest`, and answers 412 when it does not match.
     if (base === undefined) return { full: false, files, filePatches, config: render.haproxyConfig };
     const window = changedWindow(base.haproxyConfig, render.haproxyConfig);
     return { full: false, files, filePatches, configPatch: { start: window.start, end: window.endA, text: render.haproxyConfig.slice(window.start, window.endB), digest } };
+  }
+
+  /** A changed file: whole, or as the change to the text the agent holds when it is a large map or file. */
+  #fileChange(kind: FileKind, name: string, text: string, digest: string, base: DeployableRender | undefined, files: FileSet, filePatches: FilePatchSet): void {
+    const before = kind === 'certificates' ? undefined : base?.auxiliaryFiles[kind][name];
+    // A large map or file the agent holds as sent goes as the change to it (a file naming the leader's paths is rewritten there).
+    if (kind !== 'certificates' && before !== undefined && text.length > PATCH_ABOVE && !text.includes(this.#paths.certsDir) && !text.includes(this.#paths.mapsDir) && !text.includes(this.#paths.filesDir)) {
+      filePatches[kind][name] = textPatch(before, text, digest);
+    } else files[kind][name] = text;
+  }
+
+  /**
+   * `#files` for a render that is `base` (what the agent holds, as sent) with its patch's edits:
+   * only the files the patch names are hashed and compared, and the config goes as the one window
+   * its edits cover, found from the edits instead of by comparing 5 MiB of text.
+   */
+  async #patchFiles(render: DeployableRender, base: DeployableRender, digests: Readonly<Record<string, string>>): Promise<Record<string, unknown>> {
+    const files: FileSet = { maps: {}, files: {}, certificates: {} };
+    const filePatches: FilePatchSet = { maps: {}, files: {} };
+    const edits = (render.patch as RenderPatch).edits;
+    for (const id of Object.keys(edits)) {
+      if (id === 'config') continue;
+      const cut = id.indexOf('/');
+      const kind = FILE_KINDS.find((k) => k === id.slice(0, cut));
+      if (kind === undefined) continue;
+      const name = id.slice(cut + 1);
+      const text = render.auxiliaryFiles[kind][name];
+      const path = recordPath(kind, name);
+      if (text === undefined) {
+        if (digests[path] !== undefined) files[kind][name] = null;
+        continue;
+      }
+      const digest = await sha256Off(text);
+      if (digests[path] !== digest) this.#fileChange(kind, name, text, digest, base, files, filePatches);
+    }
+    if (Object.keys(files.certificates).length > 0 && !this.#keysAllowed) {
+      throw new Error(`refusing to send private keys in clear to ${this.#client.address}: give --agent-ca (HTTPS) or --agent-insecure`);
+    }
+    const configEdits = edits['config'] ?? [];
+    const first = configEdits[0];
+    const last = configEdits.at(-1);
+    if (first === undefined || last === undefined) return { full: false, files, filePatches };
+    // Edits are sorted and apart: the window runs from the first to the end of the last, in both texts.
+    const end = last.at + last.remove;
+    const text = render.haproxyConfig.slice(first.at, end + render.haproxyConfig.length - base.haproxyConfig.length);
+    return { full: false, files, filePatches, configPatch: { start: first.at, end, text, digest: await sha256Off(render.haproxyConfig) } };
   }
 
   async #state(): Promise<AgentState> {
@@ -203,6 +277,7 @@ function textPatch(before: string, after: string, digest: string): ConfigPatch {
   return { start: prefix, end: before.length - suffix, text: after.slice(prefix, after.length - suffix), digest };
 }
 
-function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+/** True when `render` is `base` with its patch's edits (a patch of that render, not of a runtime view on it). */
+function isPatchOf(render: DeployableRender, base: DeployableRender): boolean {
+  return render.patch !== undefined && render.patch.from === base.renderId && !base.checksum.startsWith(VIEW_PREFIX);
 }

@@ -2,13 +2,14 @@
 // (check-helper-process.ts, forked on the first check and again after it exits). The controller's
 // big process never forks HAProxy itself, and for each render it sends only what changed since
 // the render it sent before: the config's changed window (found by native comparisons of large
-// slices, changedWindow) and the changed part of each changed file (textWindow). The helper writes the private copy, runs the check
+// slices, changedWindow, or from the render's patch when it patches the render sent before) and
+// the changed part of each changed file (textWindow). The helper writes the private copy, runs the check
 // when the structure changed, and answers. While no check is pending the helper does not keep
 // the controller's event loop alive.
 import { fork, type ChildProcess } from 'node:child_process';
 import { changedWindow } from '../deploy/config-index.js';
 import { textWindow } from './text-window.js';
-import type { AuxiliaryFiles } from '../../worker/protocol.js';
+import type { AuxiliaryFiles, RenderPatch, TextEdit } from '../../worker/protocol.js';
 import type { CheckReply, CheckRequest } from './check-helper-protocol.js';
 import type { HaproxyRenderCheckerOptions, HaproxyVerdict, RenderChecker } from './render-checker.js';
 
@@ -32,12 +33,20 @@ interface Pending {
 
 const KINDS = ['maps', 'files', 'certificates'] as const;
 
+/** What the helper is sent of a render; with `patch`, a render that patches the one sent before costs only its edits. */
+interface HelperRender {
+  readonly renderId?: string;
+  readonly haproxyConfig: string;
+  readonly auxiliaryFiles: AuxiliaryFiles;
+  readonly patch?: RenderPatch;
+}
+
 export class CheckHelper {
   readonly #options: CheckHelperOptions;
   #child: ChildProcess | undefined;
   readonly #pending = new Map<number, Pending>();
   /** What the helper holds: the last render sent to it. */
-  #sent: { readonly config: string; readonly files: ReadonlyMap<string, string> } | undefined;
+  #sent: { readonly renderId: string | undefined; readonly config: string; readonly files: ReadonlyMap<string, string> } | undefined;
   #nextId = 1;
   #checks = 0;
   #skipped = 0;
@@ -56,7 +65,7 @@ export class CheckHelper {
     return (render, signal) => this.check(render, signal);
   }
 
-  check(render: { readonly haproxyConfig: string; readonly auxiliaryFiles: AuxiliaryFiles }, signal: AbortSignal): Promise<HaproxyVerdict> {
+  check(render: HelperRender, signal: AbortSignal): Promise<HaproxyVerdict> {
     signal.throwIfAborted();
     const child = this.#child ?? this.#spawn();
     const id = this.#nextId++;
@@ -94,22 +103,35 @@ export class CheckHelper {
     this.#fail(new Error('the check helper was closed'));
   }
 
-  #request(id: number, render: { readonly haproxyConfig: string; readonly auxiliaryFiles: AuxiliaryFiles }): CheckRequest {
+  #request(id: number, render: HelperRender): CheckRequest {
     const sent = this.#sent;
+    // A patch of the render sent before: only the files it names can differ, and its config edits are the window.
+    const patch = sent !== undefined && render.patch !== undefined && render.patch.from === sent.renderId ? render.patch : undefined;
     const files: Record<string, CheckRequest['files'][string]> = {};
-    const now = new Map<string, string>();
-    for (const kind of KINDS) {
-      for (const [name, text] of Object.entries(render.auxiliaryFiles[kind])) {
-        const id = `${kind}/${name}`;
-        now.set(id, text);
-        const before = sent?.files.get(id);
-        if (before === text) continue;
-        if (before === undefined) {
-          files[id] = { full: text };
-        } else {
-          const window = textWindow(before, text);
-          files[id] = { window: { start: window.start, endBefore: window.endA, text: text.slice(window.start, window.endB) } };
-        }
+    const now = new Map<string, string>(patch === undefined ? [] : (sent as NonNullable<typeof sent>).files);
+    const compare = (id: string, text: string | undefined, edits?: readonly TextEdit[]): void => {
+      if (text === undefined) return void now.delete(id);
+      now.set(id, text);
+      const before = sent?.files.get(id);
+      if (before !== undefined && edits !== undefined) {
+        // Patched: the edits say what changed, without reading (and flattening) the new text.
+        if (edits.length > 0) files[id] = { window: windowOfEdits(before, edits) };
+      } else if (before === text) {
+        return;
+      } else if (before === undefined) {
+        files[id] = { full: text };
+      } else {
+        const window = textWindow(before, text);
+        files[id] = { window: { start: window.start, endBefore: window.endA, text: text.slice(window.start, window.endB) } };
+      }
+    };
+    if (patch === undefined) {
+      for (const kind of KINDS) for (const [name, text] of Object.entries(render.auxiliaryFiles[kind])) compare(`${kind}/${name}`, text);
+    } else {
+      for (const id of Object.keys(patch.edits)) {
+        const cut = id.indexOf('/');
+        const kind = KINDS.find((k) => k === id.slice(0, cut));
+        if (kind !== undefined) compare(id, render.auxiliaryFiles[kind][id.slice(cut + 1)], patch.edits[id]);
       }
     }
     const removed = sent === undefined ? [] : [...sent.files.keys()].filter((id) => !now.has(id));
@@ -117,11 +139,13 @@ export class CheckHelper {
     let change: CheckRequest['config'];
     if (sent === undefined) {
       change = { full: config };
+    } else if (patch !== undefined) {
+      change = { window: windowOfEdits(sent.config, patch.edits['config'] ?? []) };
     } else {
       const window = changedWindow(sent.config, config);
       change = { window: { start: window.start, endBefore: window.endA, text: config.slice(window.start, window.endB) } };
     }
-    this.#sent = { config, files: now };
+    this.#sent = { renderId: render.renderId, config, files: now };
     return {
       type: 'check',
       id,
@@ -180,4 +204,21 @@ export class CheckHelper {
     child.unref();
     (child.channel as { unref?: () => void } | undefined)?.unref?.();
   }
+}
+
+/**
+ * The window of `before` that sorted, apart `edits` change, and its new text, built from the edits
+ * and `before` alone: the new text (often edits joined onto the old one) is never read, so it need
+ * not be flattened here.
+ */
+function windowOfEdits(before: string, edits: readonly TextEdit[]): { readonly start: number; readonly endBefore: number; readonly text: string } {
+  const start = edits[0]?.at ?? 0;
+  let at = start;
+  let text = '';
+  for (const edit of edits) {
+    if (edit.at > at) text += before.slice(at, edit.at);
+    text += edit.text;
+    at = edit.at + edit.remove;
+  }
+  return { start, endBefore: at, text };
 }

@@ -1,12 +1,13 @@
 // LocalHaproxyTarget: the DeployTarget of `run --haproxy`, one HAProxy in master-worker mode on
 // this machine, reading the output directory. Files go through OutputDirectory (atomic, config
-// last); the first reload starts HAProxy; later reloads go through the master CLI and are
+// last; a render that patches the one written last has only its patched files written); the first reload starts HAProxy; later reloads go through the master CLI and are
 // verified with `show proc`; runtime operations go through the admin socket. It believes only
 // what HAProxy confirmed: the checksum it reports is that of the files the running worker loaded.
 import type { Logger } from 'pino';
 import type { DeployTarget, DeployableRender, ReloadResult, RuntimeOp } from '../deploy/deploy-target.js';
 import { commandCount, prepareMapCommand, preparedMapVersion, runtimeCommand, versionedMapCommands } from '../deploy/runtime-ops.js';
-import type { OutputDirectory } from '../output/output-directory.js';
+import { VIEW_PREFIX } from '../deploy/runtime-view.js';
+import type { OutputDirectory, WriteHint } from '../output/output-directory.js';
 import type { HaproxyProcess } from './haproxy-process.js';
 
 export interface LocalHaproxyTargetOptions {
@@ -28,6 +29,8 @@ export class LocalHaproxyTarget implements DeployTarget {
   #written: string | undefined;
   #running: string | undefined;
   #everStarted = false;
+  /** The render whose files were written last (undefined after a failed write). */
+  #lastWrite: DeployableRender | undefined;
   readonly #onFirstStartFailed: ((error: Error) => void) | undefined;
 
   constructor(options: LocalHaproxyTargetOptions) {
@@ -63,7 +66,10 @@ export class LocalHaproxyTarget implements DeployTarget {
   }
 
   async writeFiles(render: DeployableRender): Promise<void> {
-    await this.#output.write(render.haproxyConfig, render.auxiliaryFiles);
+    const last = this.#lastWrite;
+    this.#lastWrite = undefined;
+    await this.#output.write(render.haproxyConfig, render.auxiliaryFiles, writeHint(render, last));
+    this.#lastWrite = render;
     this.#written = render.checksum;
   }
 
@@ -95,4 +101,11 @@ export class LocalHaproxyTarget implements DeployTarget {
     await this.#haproxy.stop();
     this.#running = undefined;
   }
+}
+
+/** Which files `render` changed since `last` was written: those its patch names, when it is a patch of exactly `last` (not of a runtime view). */
+export function writeHint(render: DeployableRender, last: DeployableRender | undefined): WriteHint {
+  const patch = render.patch;
+  if (patch === undefined || last === undefined || last.renderId !== patch.from || last.checksum.startsWith(VIEW_PREFIX)) return { id: render.checksum };
+  return { id: render.checksum, changed: { from: last.checksum, files: Object.keys(patch.edits) } };
 }

@@ -110,6 +110,56 @@ describe('Deployer', () => {
     expect(h.deployer.deployedChecksum).toBe(moved.checksum);
   });
 
+  it('sends the next endpoint change while the files of the previous one are still being written, and writes them in order', async () => {
+    const h = await started({}, { writeMs: 100 });
+    await h.passed(BASE);
+    await h.clock.advance(100);
+    const moved = await h.render(MOVED);
+    // Applied and counted before its files are on disk.
+    expect(h.completed.at(-1)).toMatchObject({ kind: 'runtime', outcome: 'success', checksum: moved.checksum });
+    expect(h.target.onDisk).not.toBe(moved.checksum);
+    await h.clock.advance(10);
+    const again = await h.render({ backends: { be: ['10.0.0.7:80', '127.0.0.1:1 disabled'] } });
+    expect(h.target.runtimeBatches).toHaveLength(2);
+    expect(h.deployer.deployedChecksum).toBe(again.checksum);
+    await h.clock.runAll();
+    const writes = h.target.writes.map((w) => w.checksum);
+    expect(writes.slice(1)).toEqual([moved.checksum, again.checksum]);
+    expect(h.target.onDisk).toBe(again.checksum);
+  });
+
+  it('reloads only after the files of an earlier runtime change are on disk, and loads the newest files', async () => {
+    const h = await started({}, { writeMs: 100 });
+    await h.passed(BASE);
+    await h.clock.advance(5000);
+    const moved = await h.render(MOVED);
+    const structural = await h.passed({ ...MOVED, timeout: '30s' });
+    await h.clock.runAll();
+    const [, movedWrite, reloadWrite] = h.target.writes;
+    expect([movedWrite?.checksum, reloadWrite?.checksum]).toEqual([moved.checksum, structural.checksum]);
+    expect(reloadWrite!.at).toBeGreaterThanOrEqual(movedWrite!.endedAt!);
+    const reload = h.target.reloads.at(-1)!;
+    expect(reload).toMatchObject({ ok: true, checksum: structural.checksum });
+    expect(reload.startedAt).toBeGreaterThanOrEqual(reloadWrite!.endedAt!);
+    expect(h.target.running).toBe(structural.checksum);
+  });
+
+  it('writes the files of a runtime change whose first write failed with the next write', async () => {
+    const h = await started();
+    const base = await h.passed(BASE);
+    h.target.failNextWrite();
+    const moved = await h.render(MOVED);
+    await h.clock.runAll();
+    // HAProxy runs the change; the failed write is reported after its success.
+    expect(h.outcomes.slice(-2)).toEqual(['runtime/success', 'runtime/failure']);
+    expect(h.completed.at(-1)).toMatchObject({ checksum: moved.checksum, error: 'files not written: ENOSPC: no space left on device' });
+    expect(h.deployer.deployedChecksum).toBe(moved.checksum);
+    expect(h.target.onDisk).toBe(base.checksum);
+    const again = await h.render({ backends: { be: ['10.0.0.7:80', '127.0.0.1:1 disabled'] } });
+    await h.clock.runAll();
+    expect(h.target.onDisk).toBe(again.checksum);
+  });
+
   it('holds renders after a refusal until one passes the gate (the gate latch)', async () => {
     const h = await started();
     await h.passed(BASE);

@@ -114,6 +114,34 @@ describe('AgentTarget', () => {
     expect(before.slice(0, patch?.start) + patch?.text + before.slice(patch?.end)).toBe(lines.join(''));
   });
 
+  it('sends a render given as a patch of the one the agent holds as the files the patch names, and the config as the window of its edits', async () => {
+    const { agent, target } = await setUp();
+    const before = 'global\n\nbackend a\n  server s1 10.0.0.1:80\n\nbackend b\n  server s1 10.0.0.2:80\n\n';
+    const c1: DeployableRender = { renderId: 'r1', checksum: 'c1', haproxyConfig: before, auxiliaryFiles: { maps: { 'a.map': 'a\n', 'b.map': 'b\n' }, files: {}, certificates: {} } };
+    await target.writeFiles(c1, 'reload');
+    await target.reload();
+    const edits = [
+      { at: before.indexOf('10.0.0.1'), remove: 8, text: '10.0.0.9' },
+      { at: before.indexOf('10.0.0.2'), remove: 8, text: '10.0.0.22' },
+    ];
+    const after = before.slice(0, edits[0]!.at) + edits[0]!.text + before.slice(edits[0]!.at + 8, edits[1]!.at) + edits[1]!.text + before.slice(edits[1]!.at + 8);
+    // a.map is named but the same text; b.map changed.
+    const c2: DeployableRender = {
+      renderId: 'r2', checksum: 'c2', haproxyConfig: after,
+      auxiliaryFiles: { maps: { 'a.map': 'a\n', 'b.map': 'b2\n' }, files: {}, certificates: {} },
+      patch: { from: 'r1', edits: { config: edits, 'maps/a.map': [], 'maps/b.map': [{ at: 0, remove: 2, text: 'b2\n' }] } },
+    };
+    await target.writeFiles(c2, 'serving');
+    const sent = agent.requests[1] as ApplyRequest;
+    expect(sent).toMatchObject({ full: false, checksum: 'c2', baseChecksum: 'c1', reload: false });
+    expect(sent.files.maps).toEqual({ 'b.map': 'b2\n' });
+    const patch = sent.configPatch!;
+    expect(patch.text).toBe(after.slice(edits[0]!.at, edits[1]!.at + 9));
+    expect(before.slice(0, patch.start) + patch.text + before.slice(patch.end)).toBe(after);
+    expect(patch.digest).toBe(sha256(after));
+    expect(agent.current.files).toEqual({ 'haproxy.cfg': sha256(after), 'maps/a.map': sha256('a\n'), 'maps/b.map': sha256('b2\n') });
+  });
+
   it('reports a refused reload as failed, a fenced one as fenced, and an agent that does not answer as unreachable', async () => {
     const { agent, target } = await setUp();
     agent.answers.push(422);

@@ -54,6 +54,52 @@ describe.runIf(realHaproxy)('CheckHelper (haproxy -c in a helper process)', () =
     }
   });
 
+  it('takes a render given as a patch of the one sent before by its edits, and judges it as the whole text', async () => {
+    const render = await renders();
+    const helper = new CheckHelper({ directories: DIRECTORIES });
+    /** `before` with each [from, to] replaced (first occurrences), as a render of its own and as edits of `before` (whole lines, as the endpoint lane's cover whole sections). */
+    const patched = (renderId: string, before: Render & { renderId: string }, changes: [string, string][]) => {
+      const text = before.haproxyConfig;
+      const edits = changes
+        .map(([from, to]) => {
+          const start = text.lastIndexOf('\n', text.indexOf(from)) + 1;
+          const end = text.indexOf('\n', start) + 1;
+          return { at: start, remove: end - start, text: text.slice(start, end).replace(from, to) };
+        })
+        .sort((a, b) => a.at - b.at);
+      let haproxyConfig = '';
+      let at = 0;
+      for (const edit of edits) {
+        expect(edit.at).toBeGreaterThanOrEqual(at);
+        haproxyConfig += before.haproxyConfig.slice(at, edit.at) + edit.text;
+        at = edit.at + edit.remove;
+      }
+      haproxyConfig += before.haproxyConfig.slice(at);
+      // server-slots.txt (runtime state) goes as a whole-text edit.
+      const slots = before.auxiliaryFiles.files['server-slots.txt'];
+      const movedSlots = slots === undefined ? undefined : changes.reduce((t, [from, to]) => t.replace(from, to), slots);
+      const fileEdits = slots === undefined || movedSlots === slots ? {} : { 'files/server-slots.txt': [{ at: 0, remove: slots.length, text: movedSlots as string }] };
+      const auxiliaryFiles = movedSlots === undefined ? before.auxiliaryFiles : { ...before.auxiliaryFiles, files: { ...before.auxiliaryFiles.files, 'server-slots.txt': movedSlots } };
+      return { renderId, haproxyConfig, auxiliaryFiles, patch: { from: before.renderId, edits: { config: edits, ...fileEdits } } };
+    };
+    try {
+      const first = { renderId: 'r1', ...render(['10.0.0.1']) };
+      expect(await helper.check(first, signal())).toMatchObject({ ok: true });
+      const moved = patched('r2', first, [['10.0.0.1', '10.0.0.9']]);
+      expect(Object.keys(moved.patch.edits)).toEqual(['config', 'files/server-slots.txt']);
+      expect(await helper.check(moved, signal())).toMatchObject({ ok: true });
+      expect(helper.stats.skipped).toBe(1);
+      // Two edits, one of them structural: checked, and the helper's text is the render's.
+      const structural = patched('r3', moved, [['balance roundrobin', 'balance leastconn'], ['10.0.0.9', '10.0.0.10']]);
+      expect(await helper.check(structural, signal())).toMatchObject({ ok: true });
+      const broken = patched('r4', structural, [['balance leastconn', 'balance no-such-algorithm']]);
+      expect(await helper.check(broken, signal())).toMatchObject({ ok: false, refused: true });
+      expect(helper.stats).toEqual({ checks: 4, skipped: 1, started: 1 });
+    } finally {
+      helper.close();
+    }
+  });
+
   it('starts a new helper after one exits, and sends it the whole render', async () => {
     const render = await renders();
     const helper = new CheckHelper({ directories: DIRECTORIES });

@@ -104,6 +104,38 @@ describe('OutputDirectory', () => {
     expect((await stat(join(root, 'maps', 'a.map'))).ino).toBe(before.ino);
   });
 
+  it('takes the files a write says are unchanged since the last write as they are, and writes those it names', async () => {
+    const out = new OutputDirectory(root);
+    await out.write('global\n', aux({ 'a.map': 'k v\n', 'b.map': 'b\n' }), { id: 'w1' });
+    // Only the config is named as changed: a.map is taken as the text already on disk.
+    const summary = await out.write('global\n# 2\n', aux({ 'a.map': 'k v\n', 'b.map': 'b\n' }), { id: 'w2', changed: { from: 'w1', files: ['config'] } });
+    expect(summary).toEqual({ written: 1, unchanged: 2, removed: 0 });
+    expect(await readFile(join(root, 'haproxy.cfg'), 'utf8')).toBe('global\n# 2\n');
+    await out.write('global\n# 2\n', aux({ 'a.map': 'k w\n', 'b.map': 'b\n' }), { id: 'w3', changed: { from: 'w2', files: ['maps/a.map'] } });
+    expect(await readFile(join(root, 'maps', 'a.map'), 'utf8')).toBe('k w\n');
+    // Changed again: written again. A file the hint calls unchanged but that is gone is put back.
+    await rm(join(root, 'maps', 'b.map'));
+    await out.write('global\n# 2\n', aux({ 'a.map': 'k u\n', 'b.map': 'b\n' }), { id: 'w4', changed: { from: 'w3', files: ['maps/a.map'] } });
+    expect(await readFile(join(root, 'maps', 'a.map'), 'utf8')).toBe('k u\n');
+    expect(await readFile(join(root, 'maps', 'b.map'), 'utf8')).toBe('b\n');
+    // A write without a hint compares digests again, and writes what it cannot vouch for.
+    expect(await out.write('global\n# 2\n', aux({ 'a.map': 'k u\n', 'b.map': 'b\n' }))).toEqual({ written: 2, unchanged: 1, removed: 0 });
+  });
+
+  it('compares every file when a write is a change of another write than the last one that succeeded', async () => {
+    const out = new OutputDirectory(root);
+    await out.write('global\n', aux({ 'a.map': 'k v\n' }), { id: 'w1' });
+    await out.write('global\n', aux({ 'a.map': 'k x\n' }), { id: 'w2' });
+    // "w1 but for the config" does not describe what is on disk (w2): the hint is ignored.
+    const summary = await out.write('global\n# 3\n', aux({ 'a.map': 'k v\n' }), { id: 'w3', changed: { from: 'w1', files: ['config'] } });
+    expect(summary).toEqual({ written: 2, unchanged: 0, removed: 0 });
+    expect(await readFile(join(root, 'maps', 'a.map'), 'utf8')).toBe('k v\n');
+    // A failed write is not the last one either (it wrote a.map before it failed).
+    await expect(out.write('global\n# 4\n', aux({ 'a.map': 'k y\n', '../escape': 'x' }), { id: 'w4' })).rejects.toThrow(/not a plain file name/);
+    await out.write('global\n# 5\n', aux({ 'a.map': 'k z\n' }), { id: 'w5', changed: { from: 'w4', files: ['config'] } });
+    expect(await readFile(join(root, 'maps', 'a.map'), 'utf8')).toBe('k z\n');
+  });
+
   it('refuses a file name with a path in it and leaves the previous output in place', async () => {
     const out = new OutputDirectory(root);
     await out.write('global\n# good\n', aux({ 'a.map': '1' }));
