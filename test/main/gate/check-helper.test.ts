@@ -6,7 +6,7 @@ import { CheckHelper } from '../../../src/main/gate/check-helper.js';
 import { haproxyVersion } from '../../../src/main/haproxy/haproxy-check.js';
 import { loadTemplateSet } from '../../../src/main/template-set/template-set.js';
 import { endpointSlice, ingress, renderOk, rule, service } from '../../helpers/cluster.js';
-import type { AuxiliaryFiles, KubeObject } from '../../../src/worker/protocol.js';
+import type { AuxiliaryFiles, KubeObject, TextEdit } from '../../../src/worker/protocol.js';
 
 const DIRECTORIES = { mapsDir: '/srv/haptic/out/maps', filesDir: '/srv/haptic/out/files', certsDir: '/srv/haptic/out/certs' };
 const realHaproxy = (await haproxyVersion()) !== null || process.env.CI === 'true';
@@ -78,7 +78,7 @@ describe.runIf(realHaproxy)('CheckHelper (haproxy -c in a helper process)', () =
       // server-slots.txt (runtime state) goes as a whole-text edit.
       const slots = before.auxiliaryFiles.files['server-slots.txt'];
       const movedSlots = slots === undefined ? undefined : changes.reduce((t, [from, to]) => t.replace(from, to), slots);
-      const fileEdits = slots === undefined || movedSlots === slots ? {} : { 'files/server-slots.txt': [{ at: 0, remove: slots.length, text: movedSlots as string }] };
+      const fileEdits: Record<string, TextEdit[]> = slots === undefined || movedSlots === slots ? {} : { 'files/server-slots.txt': [{ at: 0, remove: slots.length, text: movedSlots as string }] };
       const auxiliaryFiles = movedSlots === undefined ? before.auxiliaryFiles : { ...before.auxiliaryFiles, files: { ...before.auxiliaryFiles.files, 'server-slots.txt': movedSlots } };
       return { renderId, haproxyConfig, auxiliaryFiles, patch: { from: before.renderId, edits: { config: edits, ...fileEdits } } };
     };
