@@ -87,14 +87,20 @@ export function bindGateways(reader: StoreReader, options: GatewayOptions, class
   const protocolAt = new Map<string, string>();
   const addressesOn = new Map<number, Set<string>>();
   for (const entry of entries) {
-    const spec = entry.gateway.spec as { addresses?: { type?: string; value: string }[]; listeners?: ListenerSpec[] };
+    const spec = entry.gateway.spec as { addresses?: { type?: string; value: string }[]; listeners?: ListenerSpec[]; infrastructure?: { parametersRef?: unknown } };
+    const refuse = (accepted: GatewayCondition, programmedReason: string): void => {
+      entry.conditions.push(accepted, condition('Programmed', false, programmedReason));
+      for (const listener of spec.listeners ?? []) entry.listenerStatus.push({ name: listener.name, conditions: [condition('Programmed', false, 'Invalid', 'the Gateway is not accepted')] });
+    };
+    const parameters = spec.infrastructure?.parametersRef;
+    if (parameters !== undefined) {
+      // No kind of Gateway parameters is served: a Gateway that asks for some is not accepted.
+      refuse(condition('Accepted', false, 'InvalidParameters', 'infrastructure.parametersRef names parameters of a kind this controller does not serve'), 'Invalid');
+      continue;
+    }
     const requested = (spec.addresses ?? []).find((a) => (a.type ?? 'IPAddress') === 'IPAddress');
     if (requested !== undefined && !options.addresses.has(requested.value)) {
-      entry.conditions.push(
-        condition('Accepted', false, 'UnsupportedAddress', `address ${requested.value} is not in values.gatewayAddresses`),
-        condition('Programmed', false, 'AddressNotUsable'),
-      );
-      for (const listener of spec.listeners ?? []) entry.listenerStatus.push({ name: listener.name, conditions: [condition('Programmed', false, 'Invalid', 'the Gateway is not accepted')] });
+      refuse(condition('Accepted', false, 'UnsupportedAddress', `address ${requested.value} is not in values.gatewayAddresses`), 'AddressNotUsable');
       continue;
     }
     const address = requested?.value ?? options.bindAddress;
@@ -103,7 +109,12 @@ export function bindGateways(reader: StoreReader, options: GatewayOptions, class
       const conditions: GatewayCondition[] = [];
       const status: GatewayEntry['listenerStatus'][number] = { name: listener.name, conditions };
       entry.listenerStatus.push(status);
-      const kindsOk = (listener.allowedRoutes?.kinds ?? [{ kind: 'HTTPRoute' }]).some((k) => (k.group ?? GROUP) === GROUP && k.kind === 'HTTPRoute');
+      // Empty or absent kinds: the protocol's (HTTPRoute). Routes attach when HTTPRoute is among them; any other kind is InvalidRouteKinds.
+      const kinds = listener.allowedRoutes?.kinds;
+      const wanted = kinds === undefined || kinds.length === 0 ? [{ kind: 'HTTPRoute' }] : kinds;
+      const isHttpRoute = (k: { group?: string; kind: string }): boolean => (k.group ?? GROUP) === GROUP && k.kind === 'HTTPRoute';
+      const kindsOk = wanted.some(isHttpRoute);
+      const allKindsOk = wanted.every(isHttpRoute);
       if ((listener.protocol !== 'HTTP' && listener.protocol !== 'HTTPS') || (listener.protocol === 'HTTPS' && (listener.tls?.mode ?? 'Terminate') !== 'Terminate')) {
         conditions.push(condition('Accepted', false, 'UnsupportedProtocol', `protocol ${listener.protocol} is not served`), condition('Programmed', false, 'Invalid'));
         continue;
@@ -120,7 +131,7 @@ export function bindGateways(reader: StoreReader, options: GatewayOptions, class
       const refsOk = kindsOk && (certificate === undefined || 'pem' in certificate);
       conditions.push(condition('Accepted', conflict === undefined, conflict === undefined ? 'Accepted' : 'PortUnavailable'));
       if (certificate !== undefined && !('pem' in certificate)) conditions.push(condition('ResolvedRefs', false, certificate.reason, certificate.message));
-      else conditions.push(condition('ResolvedRefs', kindsOk, kindsOk ? 'ResolvedRefs' : 'InvalidRouteKinds'));
+      else conditions.push(allKindsOk ? condition('ResolvedRefs', true, 'ResolvedRefs') : condition('ResolvedRefs', false, 'InvalidRouteKinds', 'allowedRoutes.kinds names a kind other than HTTPRoute'));
       conditions.push(conflict === undefined ? condition('Conflicted', false, 'NoConflicts') : condition('Conflicted', true, conflict.reason, conflict.message));
       if (conflict !== undefined || !refsOk) {
         conditions.push(condition('Programmed', false, 'Invalid'));
@@ -140,9 +151,20 @@ export function bindGateways(reader: StoreReader, options: GatewayOptions, class
       entry.bound.set(listener.name, bound);
     }
     const programmed = entry.bound.size > 0;
-    entry.conditions.push(condition('Accepted', true, 'Accepted'), condition('Programmed', programmed, programmed ? 'Programmed' : 'Invalid'));
+    entry.conditions.push(gatewayAccepted(entry), condition('Programmed', programmed, programmed ? 'Programmed' : 'Invalid'));
   }
   return entries;
+}
+
+/**
+ * A Gateway's Accepted: ListenersNotValid when a listener is not accepted (an unsupported
+ * protocol, a conflict), False when no listener is accepted at all.
+ */
+function gatewayAccepted(entry: GatewayEntry): GatewayCondition {
+  const accepted = entry.listenerStatus.filter((l) => l.conditions.some((c) => c.type === 'Accepted' && c.status === 'True')).length;
+  if (accepted === entry.listenerStatus.length) return condition('Accepted', true, 'Accepted');
+  const message = `${entry.listenerStatus.length - accepted} of ${entry.listenerStatus.length} listeners are not accepted`;
+  return condition('Accepted', accepted > 0, 'ListenersNotValid', message);
 }
 
 /**

@@ -135,7 +135,7 @@ const GATEWAY_LINES = [
   /^ {2}bind (\*|\d+\.\d+\.\d+\.\d+|\[[0-9a-f:]+\]):\d+$/,
   /^backend (gw_[a-z0-9.-]+_[a-z0-9.-]+_\d+_\d+|gwr_\d+|gateway_500)$/,
   /^ {2}http-request return status 500 content-type text\/plain string "no valid backend"$/,
-  /^ {2}http-request redirect location https?:\/\/([a-z0-9.-]+|%\[var\(txn\.host\)\])(:\d+)?[A-Za-z0-9\-._~!$&()*+,;=:@%/[\]^?]* code 30[12]$/,
+  /^ {2}http-request redirect location https?:\/\/([a-z0-9.-]+|%\[var\(txn\.host\)\])(:\d+)?[A-Za-z0-9\-._~!$&()*+,;=:@%/[\]^?]* code 30[12378]$/,
   /^ {2}http-(request|response) (set|add)-header [a-z0-9_.-]+ "[ !&'()*+,./0-9:;<=>?@A-Z[\]^_`a-z|~-]*"$/,
   /^ {2}http-(request|response) del-header [a-z0-9_.-]+$/,
   /^ {2}http-request set-header host [a-z0-9.-]+$/,
