@@ -5,7 +5,8 @@
 // GatewayInvalidParametersRef, GatewayInvalidRouteKind, GatewayNameMaximumLength (status as the
 // controller writes it, with the exact conditions and reasons upstream expects, every condition
 // at the object's generation), HTTPRouteNoBackendRefs (upstream's omitted-backendrefs),
-// HTTPRouteMatching, and the extended HTTPRoute303/307/308RedirectStatusCode. Each also sends
+// HTTPRouteMatching, and the extended HTTPRoute303/307/308RedirectStatusCode; and the Host
+// header normalized on a Gateway bind as on the Ingress frontends. Each also sends
 // real requests: a listener that must not be bound refuses connections. A case passes after 3
 // matching answers in a row within 30 s (settled), as upstream's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,7 +30,7 @@ const LONG_NAME = `gateway-name-maximum-length-${'a'.repeat(253 - 'gateway-name-
 
 let run: GatewayRun;
 const echoes = new EchoFleet();
-const port = { unsupported: 0, mixedProtocols: 0, parameters: 0, onlyInvalidKind: 0, mixedKinds: 0, longName: 0, noBackends: 0, matching: 0, redirects: 0 };
+const port = { unsupported: 0, mixedProtocols: 0, parameters: 0, onlyInvalidKind: 0, mixedKinds: 0, longName: 0, noBackends: 0, matching: 0, redirects: 0, hosts: 0 };
 
 const gatewayOf = (name: string) => run.current('Gateway', `${INFRA}/${name}`);
 const gatewayConditions = (name: string): Condition[] => (run.status('Gateway', `${INFRA}/${name}`).conditions ?? []) as Condition[];
@@ -128,6 +129,18 @@ describe.skipIf(SKIP_HAPROXY)('core Gateway API conformance scenarios under run 
       }),
       gateway(INFRA, 'same-namespace-redirects', [{ name: 'http', port: port.redirects }]),
       httpRoute(INFRA, 'redirect-status-codes', { parentRefs: [{ name: 'same-namespace-redirects' }], rules: [redirect('/see-other', 303), redirect('/temporary', 307), redirect('/permanent', 308)] }),
+      gateway(INFRA, 'host-normalization', [
+        { name: 'shop', port: port.hosts, hostname: 'shop.example.com' },
+        { name: 'wild', port: port.hosts, hostname: '*.wild.example.com' },
+        { name: 'any', port: port.hosts },
+      ]),
+      ...(['shop', 'wild', 'any'] as const).map((section, i) =>
+        httpRoute(INFRA, `host-${section}`, {
+          parentRefs: [{ name: 'host-normalization', sectionName: section }],
+          ...(section === 'any' ? { hostnames: ['api.example.com'] } : {}),
+          rules: [{ backendRefs: [ref(['v1', 'v3', 'v2'][i] as string)] }],
+        }),
+      ),
     ]);
   }, 120_000);
 
@@ -221,5 +234,30 @@ describe.skipIf(SKIP_HAPROXY)('core Gateway API conformance scenarios under run 
       expect(reply.echo).toBeUndefined();
     }
     expect((await routeConditions('redirect-status-codes')).every((c) => c.status === 'True')).toBe(true);
+  });
+
+  it('normalizes the Host header on a Gateway bind as the Ingress frontends do: port, capitals and trailing dots go before listener and route hostnames are matched', async () => {
+    const cases: [string, string][] = [
+      ['shop.example.com', 'v1'],
+      ['SHOP.Example.COM.', 'v1'],
+      [`shop.example.com.:${port.hosts}`, 'v1'],
+      ['shop.example.com..', 'v1'],
+      ['A.Wild.Example.com.', 'v3'],
+      [`deep.a.wild.example.com:${port.hosts}`, 'v3'],
+      ['API.example.COM.', 'v2'],
+    ];
+    for (const [host, backend] of cases) {
+      const reply = await settled(host, async () => {
+        const r = await send({ port: port.hosts, host, path: '/x', timeoutMs: 3000 });
+        return fromBackend(backend, '/x')(r) ? r : undefined;
+      });
+      // The backend gets the Host header as the client sent it.
+      expect(reply.echo?.headers.host, host).toBe(host);
+    }
+    expect((await send({ port: port.hosts, host: 'other.example.com.', path: '/' })).status).toBe(404);
+    // A Host that is not one host name would move the path out from under the route's matches: 400.
+    for (const host of ['shop.example.com/admin', 'shop.example.com,api.example.com', 'shop example.com']) {
+      expect((await send({ port: port.hosts, host, path: '/x' })).status, host).toBe(400);
+    }
   });
 });
