@@ -112,6 +112,17 @@ export interface GatewayFrontend {
   readonly lines: readonly GatewayMatchLine[];
   /** Conditional rules of the routes for any host, after the host-less maps. */
   readonly lateLines: readonly GatewayMatchLine[];
+  /**
+   * The label counts of the wildcard hostnames in the host maps, most first: after `lines`, the
+   * maps are looked up once per count with the key of the Host's last labels (route-table.ts).
+   */
+  readonly wildcardLabels: readonly WildcardLookup[];
+}
+
+/** A wildcard lookup: `labels` last labels of the Host when it has more (`guard` = labels + 1). */
+export interface WildcardLookup {
+  readonly labels: number;
+  readonly guard: number;
 }
 
 /** A condition of the spec, as a status writer would write it. */
