@@ -14,7 +14,8 @@ import { send, type Reply } from '../helpers/e2e-client.js';
 import { EchoFleet } from '../helpers/e2e-echo.js';
 import { INFRA, infraServices, settled, startInfraBackends } from '../helpers/e2e-gateway.js';
 import { eventually } from '../helpers/eventually.js';
-import { CONTROLLER, gateway, gatewayClass, httpRoute, ref } from '../helpers/gateway-objects.js';
+import { service } from '../helpers/cluster.js';
+import { CONTROLLER, gateway, gatewayClass, httpRoute, namespace, ref } from '../helpers/gateway-objects.js';
 import { GatewayRun } from '../helpers/gateway-run.js';
 import { freePorts, SKIP_HAPROXY, skipNotice } from '../helpers/haproxy-harness.js';
 
@@ -30,7 +31,8 @@ const LONG_NAME = `gateway-name-maximum-length-${'a'.repeat(253 - 'gateway-name-
 
 let run: GatewayRun;
 const echoes = new EchoFleet();
-const port = { unsupported: 0, mixedProtocols: 0, parameters: 0, onlyInvalidKind: 0, mixedKinds: 0, longName: 0, noBackends: 0, matching: 0, redirects: 0, hosts: 0 };
+const port = { unsupported: 0, mixedProtocols: 0, parameters: 0, onlyInvalidKind: 0, mixedKinds: 0, longName: 0, noBackends: 0, matching: 0, redirects: 0, hosts: 0, badRefs: 0, badKind: 0, xnsParent: 0, badSection: 0, oneRoute: 0, twoRoutes: 0 };
+const WEB = 'web-backend';
 
 const gatewayOf = (name: string) => run.current('Gateway', `${INFRA}/${name}`);
 const gatewayConditions = (name: string): Condition[] => (run.status('Gateway', `${INFRA}/${name}`).conditions ?? []) as Condition[];
@@ -65,8 +67,8 @@ async function listenersAre(name: string, expected: readonly ExpectedListener[])
 }
 
 /** The route's parent conditions of our controller, once they carry its current generation. */
-async function routeConditions(name: string): Promise<Condition[]> {
-  const key = `${INFRA}/${name}`;
+async function routeConditions(name: string, ns = INFRA): Promise<Condition[]> {
+  const key = `${ns}/${name}`;
   return eventually(() => {
     const parents = (run.status('HTTPRoute', key).parents ?? []) as { controllerName: string; conditions: Condition[] }[];
     const ours = parents.find((p) => p.controllerName === CONTROLLER)?.conditions ?? [];
@@ -141,6 +143,29 @@ describe.skipIf(SKIP_HAPROXY)('core Gateway API conformance scenarios under run 
           rules: [{ backendRefs: [ref(['v1', 'v3', 'v2'][i] as string)] }],
         }),
       ),
+      // The invalid references: a Gateway each, admitting only its own namespace.
+      service(WEB, WEB),
+      gateway(INFRA, 'same-namespace-bad-refs', [{ name: 'http', port: port.badRefs }]),
+      httpRoute(INFRA, 'invalid-cross-namespace-backend-ref', { parentRefs: [{ name: 'same-namespace-bad-refs' }], rules: [{ backendRefs: [ref(WEB, { namespace: WEB })] }] }),
+      gateway(INFRA, 'same-namespace-bad-kind', [{ name: 'http', port: port.badKind }]),
+      httpRoute(INFRA, 'invalid-backend-ref-unknown-kind', { parentRefs: [{ name: 'same-namespace-bad-kind' }], rules: [{ backendRefs: [ref('v1', { group: 'unknownkind.example.com', kind: 'NonExistent' })] }] }),
+      gateway(INFRA, 'same-namespace-xns-parent', [{ name: 'http', port: port.xnsParent }]),
+      httpRoute(WEB, 'invalid-cross-namespace-parent-ref', { parentRefs: [{ name: 'same-namespace-xns-parent', namespace: INFRA }], rules: [{ backendRefs: [ref(WEB)] }] }),
+      gateway(INFRA, 'same-namespace-section', [{ name: 'http', port: port.badSection }]),
+      httpRoute(INFRA, 'httproute-listener-not-matching-section-name', { parentRefs: [{ name: 'same-namespace-section', namespace: INFRA, port: port.badSection, sectionName: 'http1' }], rules: [{ backendRefs: [ref('v1')] }] }),
+      // GatewayWithAttachedRoutes: listeners admitting the namespace by its kubernetes.io/metadata.name label.
+      namespace(INFRA, { 'kubernetes.io/metadata.name': INFRA }),
+      ...(
+        [
+          ['gateway-with-one-attached-route', port.oneRoute, undefined, ['http-route-1']],
+          ['gateway-with-two-attached-routes', port.twoRoutes, 'foo.example.com', ['http-route-2', 'http-route-3', 'http-route-not-accepted']],
+        ] as const
+      ).flatMap(([name, p, hostname, routes]) => [
+        gateway(INFRA, name, [{ name: 'http', port: p, ...(hostname === undefined ? {} : { hostname }), allowedRoutes: { kinds: [{ kind: 'HTTPRoute' }], namespaces: { from: 'Selector', selector: { matchLabels: { 'kubernetes.io/metadata.name': INFRA } } } } }]),
+        ...routes.map((route) =>
+          httpRoute(INFRA, route, { parentRefs: [{ kind: 'Gateway', name, namespace: INFRA }], ...(route.endsWith('not-accepted') ? { hostnames: ['not-accepted.test.com'] } : {}), rules: [{ backendRefs: [ref('v1')] }] }),
+        ),
+      ]),
     ]);
   }, 120_000);
 
@@ -259,5 +284,50 @@ describe.skipIf(SKIP_HAPROXY)('core Gateway API conformance scenarios under run 
     for (const host of ['shop.example.com/admin', 'shop.example.com,api.example.com', 'shop example.com']) {
       expect((await send({ port: port.hosts, host, path: '/x' })).status, host).toBe(400);
     }
+  });
+
+  it('HTTPRouteInvalidCrossNamespaceBackendRef and HTTPRouteInvalidBackendRefUnknownKind: the route is Accepted, ResolvedRefs False (RefNotPermitted, InvalidKind), and answers 500', async () => {
+    for (const [route, listener, path, reason] of [
+      ['invalid-cross-namespace-backend-ref', port.badRefs, '/', 'RefNotPermitted'],
+      ['invalid-backend-ref-unknown-kind', port.badKind, '/v2', 'InvalidKind'],
+    ] as const) {
+      const conditions = await routeConditions(route);
+      expect(conditions.find((c) => c.type === 'Accepted')?.status, route).toBe('True');
+      expect(conditions.find((c) => c.type === 'ResolvedRefs'), route).toMatchObject({ status: 'False', reason });
+      expect((await settlesOn(`${route} ${path}`, listener, path, (r) => r.status === 500)).echo, route).toBeUndefined();
+    }
+  });
+
+  it('HTTPRouteInvalidCrossNamespaceParentRef and HTTPRouteInvalidParentRefNotMatchingSectionName: not Accepted (NotAllowedByListeners, NoMatchingParent), no route attached, nothing served', async () => {
+    const xns = await routeConditions('invalid-cross-namespace-parent-ref', WEB);
+    expect(xns.map((c) => [c.type, c.status, c.reason])).toEqual([
+      ['Accepted', 'False', 'NotAllowedByListeners'],
+      ['ResolvedRefs', 'True', 'ResolvedRefs'],
+    ]);
+    expect((await routeConditions('httproute-listener-not-matching-section-name')).find((c) => c.type === 'Accepted')).toMatchObject({ status: 'False', reason: 'NoMatchingParent' });
+    for (const [gw, listener] of [
+      ['same-namespace-xns-parent', port.xnsParent],
+      ['same-namespace-section', port.badSection],
+    ] as const) {
+      await listenersAre(gw, [{ name: 'http', supportedKinds: [HTTP_ROUTE_KIND], attachedRoutes: 0, conditions: [{ type: 'Programmed', status: 'True', reason: 'Programmed' }] }]);
+      expect((await settlesOn(`${gw}: no route`, listener, '/', (r) => r.status === 404)).echo).toBeUndefined();
+    }
+  });
+
+  it('GatewayWithAttachedRoutes: each listener counts the routes attached to it, not the one whose hostname it lacks', async () => {
+    const resolved = [
+      { type: 'Accepted', status: 'True', reason: 'Accepted' },
+      { type: 'ResolvedRefs', status: 'True', reason: 'ResolvedRefs' },
+    ];
+    await listenersAre('gateway-with-one-attached-route', [{ name: 'http', supportedKinds: [HTTP_ROUTE_KIND], attachedRoutes: 1, conditions: resolved }]);
+    await listenersAre('gateway-with-two-attached-routes', [{ name: 'http', supportedKinds: [HTTP_ROUTE_KIND], attachedRoutes: 2, conditions: resolved }]);
+    expect((await routeConditions('http-route-not-accepted')).find((c) => c.type === 'Accepted')).toMatchObject({ status: 'False', reason: 'NoMatchingListenerHostname' });
+    await settlesOn('the one attached route', port.oneRoute, '/', fromBackend('v1', '/'));
+    const reply = await settled('foo.example.com through the two routes', async () => {
+      const r = await send({ port: port.twoRoutes, host: 'foo.example.com', path: '/a', timeoutMs: 3000 });
+      return fromBackend('v1', '/a')(r) ? r : undefined;
+    });
+    expect(reply.echo?.headers.host).toBe('foo.example.com');
+    expect((await send({ port: port.twoRoutes, host: 'not-accepted.test.com', path: '/' })).status).toBe(404);
   });
 });
