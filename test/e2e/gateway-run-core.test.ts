@@ -1,20 +1,23 @@
 // The rest of upstream's core Gateway API conformance scenarios, against the real controller:
 // `run --kubeconfig --haproxy` on the fake API server (test/helpers/gateway-run.ts), one
 // controller and one HAProxy for the file, each scenario on a Gateway of its own and its own
-// port. Reproduced after the upstream suite (v1.6): GatewayListenerUnsupportedProtocol,
-// GatewayInvalidParametersRef, GatewayInvalidRouteKind, GatewayNameMaximumLength (status as the
-// controller writes it, with the exact conditions and reasons upstream expects, every condition
-// at the object's generation), HTTPRouteNoBackendRefs (upstream's omitted-backendrefs),
-// HTTPRouteMatching, and the extended HTTPRoute303/307/308RedirectStatusCode; and the Host
-// header normalized on a Gateway bind as on the Ingress frontends. Each also sends
-// real requests: a listener that must not be bound refuses connections. A case passes after 3
-// matching answers in a row within 30 s (settled), as upstream's.
+// port. Reproduced after the upstream suite (v1.6), with the status the controller writes (the
+// exact conditions and reasons upstream expects, every condition at the object's generation):
+// GatewayListenerUnsupportedProtocol, GatewayInvalidParametersRef, GatewayInvalidRouteKind,
+// GatewayNameMaximumLength, GatewaySecretMissingReferenceGrant, GatewayWithAttachedRoutes,
+// HTTPRouteNoBackendRefs (upstream's omitted-backendrefs), HTTPRouteMatching, the invalid
+// references (HTTPRouteInvalidCrossNamespaceBackendRef, HTTPRouteInvalidBackendRefUnknownKind,
+// HTTPRouteInvalidCrossNamespaceParentRef, HTTPRouteInvalidParentRefNotMatchingSectionName) and
+// the extended HTTPRoute303/307/308RedirectStatusCode; and the Host header normalized on a Gateway
+// bind as on the Ingress frontends. Each also sends real requests (a listener that must not be
+// bound refuses connections). A case passes after 3 matching answers in a row within 30 s
+// (settled), as upstream's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { send, type Reply } from '../helpers/e2e-client.js';
 import { EchoFleet } from '../helpers/e2e-echo.js';
 import { INFRA, infraServices, settled, startInfraBackends } from '../helpers/e2e-gateway.js';
 import { eventually } from '../helpers/eventually.js';
-import { service } from '../helpers/cluster.js';
+import { service, tlsSecret } from '../helpers/cluster.js';
 import { CONTROLLER, gateway, gatewayClass, httpRoute, namespace, ref } from '../helpers/gateway-objects.js';
 import { GatewayRun } from '../helpers/gateway-run.js';
 import { freePorts, SKIP_HAPROXY, skipNotice } from '../helpers/haproxy-harness.js';
@@ -31,7 +34,7 @@ const LONG_NAME = `gateway-name-maximum-length-${'a'.repeat(253 - 'gateway-name-
 
 let run: GatewayRun;
 const echoes = new EchoFleet();
-const port = { unsupported: 0, mixedProtocols: 0, parameters: 0, onlyInvalidKind: 0, mixedKinds: 0, longName: 0, noBackends: 0, matching: 0, redirects: 0, hosts: 0, badRefs: 0, badKind: 0, xnsParent: 0, badSection: 0, oneRoute: 0, twoRoutes: 0 };
+const port = { unsupported: 0, mixedProtocols: 0, parameters: 0, onlyInvalidKind: 0, mixedKinds: 0, longName: 0, noBackends: 0, matching: 0, redirects: 0, hosts: 0, badRefs: 0, badKind: 0, xnsParent: 0, badSection: 0, oneRoute: 0, twoRoutes: 0, missingGrant: 0 };
 const WEB = 'web-backend';
 
 const gatewayOf = (name: string) => run.current('Gateway', `${INFRA}/${name}`);
@@ -153,6 +156,11 @@ describe.skipIf(SKIP_HAPROXY)('core Gateway API conformance scenarios under run 
       httpRoute(WEB, 'invalid-cross-namespace-parent-ref', { parentRefs: [{ name: 'same-namespace-xns-parent', namespace: INFRA }], rules: [{ backendRefs: [ref(WEB)] }] }),
       gateway(INFRA, 'same-namespace-section', [{ name: 'http', port: port.badSection }]),
       httpRoute(INFRA, 'httproute-listener-not-matching-section-name', { parentRefs: [{ name: 'same-namespace-section', namespace: INFRA, port: port.badSection, sectionName: 'http1' }], rules: [{ backendRefs: [ref('v1')] }] }),
+      // GatewaySecretMissingReferenceGrant: a certificate in another namespace, and no grant there at all.
+      tlsSecret(WEB, 'certificate'),
+      gateway(INFRA, 'gateway-secret-missing-reference-grant', [
+        { name: 'https', port: port.missingGrant, protocol: 'HTTPS', allowedRoutes: { namespaces: { from: 'All' } }, tls: { certificateRefs: [{ group: '', kind: 'Secret', name: 'certificate', namespace: WEB }] } },
+      ]),
       // GatewayWithAttachedRoutes: listeners admitting the namespace by its kubernetes.io/metadata.name label.
       namespace(INFRA, { 'kubernetes.io/metadata.name': INFRA }),
       ...(
@@ -329,5 +337,12 @@ describe.skipIf(SKIP_HAPROXY)('core Gateway API conformance scenarios under run 
     });
     expect(reply.echo?.headers.host).toBe('foo.example.com');
     expect((await send({ port: port.twoRoutes, host: 'not-accepted.test.com', path: '/' })).status).toBe(404);
+  });
+
+  it('GatewaySecretMissingReferenceGrant: a listener whose certificateRef is in another namespace without any grant is ResolvedRefs False (RefNotPermitted) and not bound', async () => {
+    await listenersAre('gateway-secret-missing-reference-grant', [
+      { name: 'https', supportedKinds: [HTTP_ROUTE_KIND], attachedRoutes: 0, conditions: [{ type: 'ResolvedRefs', status: 'False', reason: 'RefNotPermitted' }, { type: 'Programmed', status: 'False', reason: 'Invalid' }] },
+    ]);
+    await refused('the HTTPS listener without its certificate is not bound', port.missingGrant);
   });
 });
