@@ -34,7 +34,7 @@ const LONG_NAME = `gateway-name-maximum-length-${'a'.repeat(253 - 'gateway-name-
 
 let run: GatewayRun;
 const echoes = new EchoFleet();
-const port = { unsupported: 0, mixedProtocols: 0, parameters: 0, onlyInvalidKind: 0, mixedKinds: 0, longName: 0, noBackends: 0, matching: 0, redirects: 0, hosts: 0, badRefs: 0, badKind: 0, xnsParent: 0, badSection: 0, oneRoute: 0, twoRoutes: 0, missingGrant: 0 };
+const port = { unsupported: 0, mixedProtocols: 0, parameters: 0, onlyInvalidKind: 0, mixedKinds: 0, longName: 0, noBackends: 0, matching: 0, redirects: 0, hosts: 0, badRefs: 0, badKind: 0, xnsParent: 0, badSection: 0, oneRoute: 0, twoRoutes: 0, missingGrant: 0, unresolved: 0 };
 const WEB = 'web-backend';
 
 const gatewayOf = (name: string) => run.current('Gateway', `${INFRA}/${name}`);
@@ -174,6 +174,10 @@ describe.skipIf(SKIP_HAPROXY)('core Gateway API conformance scenarios under run 
           httpRoute(INFRA, route, { parentRefs: [{ kind: 'Gateway', name, namespace: INFRA }], ...(route.endsWith('not-accepted') ? { hostnames: ['not-accepted.test.com'] } : {}), rules: [{ backendRefs: [ref('v1')] }] }),
         ),
       ]),
+      gateway(INFRA, 'unresolved-gateway-with-one-attached-unresolved-route', [
+        { name: 'tls', port: port.unresolved, protocol: 'HTTPS', allowedRoutes: { kinds: [{ kind: 'HTTPRoute' }], namespaces: { from: 'Selector', selector: { matchLabels: { 'kubernetes.io/metadata.name': INFRA } } } }, tls: { mode: 'Terminate', certificateRefs: [{ group: '', kind: 'Secret', name: 'does-not-exist' }] } },
+      ]),
+      httpRoute(INFRA, 'http-route-4', { parentRefs: [{ kind: 'Gateway', name: 'unresolved-gateway-with-one-attached-unresolved-route', namespace: INFRA, sectionName: 'tls' }], rules: [{ backendRefs: [ref('does-not-exist')] }] }),
     ]);
   }, 120_000);
 
@@ -322,7 +326,7 @@ describe.skipIf(SKIP_HAPROXY)('core Gateway API conformance scenarios under run 
     }
   });
 
-  it('GatewayWithAttachedRoutes: each listener counts the routes attached to it, not the one whose hostname it lacks', async () => {
+  it('GatewayWithAttachedRoutes: each listener counts the routes attached to it, not the one whose hostname it lacks, even when its certificate is missing', async () => {
     const resolved = [
       { type: 'Accepted', status: 'True', reason: 'Accepted' },
       { type: 'ResolvedRefs', status: 'True', reason: 'ResolvedRefs' },
@@ -337,6 +341,12 @@ describe.skipIf(SKIP_HAPROXY)('core Gateway API conformance scenarios under run 
     });
     expect(reply.echo?.headers.host).toBe('foo.example.com');
     expect((await send({ port: port.twoRoutes, host: 'not-accepted.test.com', path: '/' })).status).toBe(404);
+    // A listener left unbound for its missing certificate still counts the route attached to it, and serves nothing.
+    await listenersAre('unresolved-gateway-with-one-attached-unresolved-route', [
+      { name: 'tls', supportedKinds: [HTTP_ROUTE_KIND], attachedRoutes: 1, conditions: [{ type: 'Programmed', status: 'False', reason: 'Invalid' }, { type: 'ResolvedRefs', status: 'False', reason: 'InvalidCertificateRef' }] },
+    ]);
+    expect((await routeConditions('http-route-4')).find((c) => c.type === 'ResolvedRefs')).toMatchObject({ status: 'False', reason: 'BackendNotFound' });
+    await refused('the listener without its certificate is not bound', port.unresolved);
   });
 
   it('GatewaySecretMissingReferenceGrant: a listener whose certificateRef is in another namespace without any grant is ResolvedRefs False (RefNotPermitted) and not bound', async () => {

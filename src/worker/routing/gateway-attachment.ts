@@ -41,12 +41,22 @@ export interface BoundListener {
   attached: number;
 }
 
+/**
+ * An accepted listener left unbound for its references (a missing or refused certificate): it
+ * serves nothing, but counts the routes that attach to it, as the spec's attachedRoutes does.
+ */
+export interface UnservedListener {
+  readonly gateway: KubeObject;
+  readonly spec: ListenerSpec;
+  attached: number;
+}
+
 export interface GatewayEntry {
   readonly gateway: KubeObject;
   readonly claimant: Claimant;
   /** Listener name -> its bound listener (absent when it is not bound). */
   readonly bound: Map<string, BoundListener>;
-  readonly listenerStatus: { name: string; conditions: GatewayCondition[]; listener?: BoundListener }[];
+  readonly listenerStatus: { name: string; conditions: GatewayCondition[]; listener?: BoundListener; unserved?: UnservedListener }[];
   readonly conditions: GatewayCondition[];
 }
 
@@ -135,6 +145,7 @@ export function bindGateways(reader: StoreReader, options: GatewayOptions, class
       conditions.push(conflict === undefined ? condition('Conflicted', false, 'NoConflicts') : condition('Conflicted', true, conflict.reason, conflict.message));
       if (conflict !== undefined || !refsOk) {
         conditions.push(condition('Programmed', false, 'Invalid'));
+        if (conflict === undefined && kindsOk) status.unserved = { gateway: entry.gateway, spec: listener, attached: 0 };
         continue;
       }
       conditions.push(condition('Programmed', true, 'Programmed'));
@@ -220,6 +231,8 @@ export interface ParentResult {
   readonly sectionName?: string | undefined;
   readonly port?: number | undefined;
   readonly attachments: readonly Attachment[];
+  /** The unbound listeners the route would attach to: they count it, and serve nothing. */
+  readonly unserved: readonly UnservedListener[];
   /** Accepted condition of this parent. */
   readonly accepted: GatewayCondition;
 }
@@ -234,8 +247,11 @@ export function attachRoute(route: KubeObject, gateways: ReadonlyMap<string, Gat
     const key = `${ref.namespace ?? ns}/${ref.name}`;
     const entry = gateways.get(key);
     if (entry === undefined) continue;
-    const base = { gateway: key, sectionName: ref.sectionName, port: ref.port };
     const named = entry.listenerStatus.filter((l) => (ref.sectionName === undefined || l.name === ref.sectionName));
+    const unserved = named
+      .map((l) => l.unserved)
+      .filter((l): l is UnservedListener => l !== undefined && (ref.port === undefined || l.spec.port === ref.port) && admits(l, ns, reader, options) && intersectHostnames(l.spec.hostname, spec.hostnames ?? []).length > 0);
+    const base = { gateway: key, sectionName: ref.sectionName, port: ref.port, unserved };
     const candidates = named.map((l) => l.listener).filter((l): l is BoundListener => l !== undefined && (ref.port === undefined || l.spec.port === ref.port));
     if (candidates.length === 0) {
       results.push({ ...base, attachments: [], accepted: condition('Accepted', false, 'NoMatchingParent', 'no listener matches the sectionName and port') });
@@ -261,7 +277,7 @@ export function attachRoute(route: KubeObject, gateways: ReadonlyMap<string, Gat
 }
 
 /** Whether a listener's allowedRoutes admit an HTTPRoute of namespace `ns`. */
-function admits(listener: BoundListener, ns: string, reader: StoreReader, options: GatewayOptions): boolean {
+function admits(listener: { readonly gateway: KubeObject; readonly spec: ListenerSpec }, ns: string, reader: StoreReader, options: GatewayOptions): boolean {
   const from = listener.spec.allowedRoutes?.namespaces?.from ?? 'Same';
   if (from === 'All') return true;
   if (from === 'Same') return listener.gateway.metadata.namespace === ns;
@@ -272,5 +288,5 @@ function admits(listener: BoundListener, ns: string, reader: StoreReader, option
 
 /** The listener statuses of a Gateway entry, with their attachedRoutes counts. */
 export function listenerStatuses(entry: GatewayEntry): ListenerStatus[] {
-  return entry.listenerStatus.map((l) => ({ name: l.name, attachedRoutes: l.listener?.attached ?? 0, conditions: l.conditions }));
+  return entry.listenerStatus.map((l) => ({ name: l.name, attachedRoutes: l.listener?.attached ?? l.unserved?.attached ?? 0, conditions: l.conditions }));
 }
