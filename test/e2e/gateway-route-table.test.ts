@@ -1,8 +1,9 @@
 // HTTPRoutes through the one route table on a real HAProxy: the plain routes of a Gateway bind
 // (a hostname and a path, one backend) are map entries, keyed by listener on a bind with several,
-// and the rest stay ordered rules (header matches, wildcard hostnames); a request takes the route
-// the spec's precedence gives it either way: an exact hostname's map before the wildcard rules,
-// a wildcard's rules before the host-less map, and the more specific wildcard first.
+// wildcard hostnames too (`*.d` as `d*`, looked up with the Host's last labels), and the rest stay
+// ordered rules (header matches); a request takes the route the spec's precedence gives it either
+// way: an exact hostname's map before the wildcard rules, a wildcard's rules before the host-less
+// map, and the more specific wildcard first.
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,6 +56,39 @@ describe.skipIf(SKIP_HAPROXY)('HTTPRoutes through the route table on a real HAPr
       },
     );
   });
+
+  it('maps the plain routes of wildcard hostnames, looked up most labels first, unless a wider wildcard has a rule', async () => {
+    const parent = { parentRefs: [{ name: 'same-namespace' }] };
+    const wildcards = [
+      httpRoute(INFRA, 'wide', { ...parent, hostnames: ['*.example.com'], rules: [{ matches: [prefix('/')], backendRefs: [ref('v1')] }] }),
+      httpRoute(INFRA, 'middle', { ...parent, hostnames: ['*.b.example.com'], rules: [{ matches: [prefix('/x')], backendRefs: [ref('v2')] }] }),
+      httpRoute(INFRA, 'deep', { ...parent, hostnames: ['*.a.b.example.com'], rules: [{ matches: [exact('/x')], backendRefs: [ref('v3')] }] }),
+    ];
+    const expectPrecedence = async (client: Parameters<Parameters<typeof gatewayScenario>[3]>[0]) => {
+      expectBackend(await client({ host: 'q.a.b.example.com', path: '/x' }), 'v3', '/x');
+      expectBackend(await client({ host: 'q.a.b.example.com', path: '/x/y' }), 'v2', '/x/y');
+      expectBackend(await client({ host: 'q.b.example.com', path: '/x' }), 'v2', '/x');
+      expectBackend(await client({ host: 'Q.B.Example.com.', path: '/y' }), 'v1', '/y');
+      expectBackend(await client({ host: 'b.example.com', path: '/x' }), 'v1', '/x');
+      expect((await client({ host: 'example.com', path: '/x' })).status).toBe(404);
+      expect((await client({ host: 'a.b.example.org', path: '/x' })).status).toBe(404);
+    };
+    await gatewayScenario(root, backends, () => wildcards, async (client, _port, rendered) => {
+      expect(await readFile(join(rendered.paths.mapsDir, 'gateway-0-host-prefix.map'), 'utf8')).toBe('b.example.com*/x/ gw_infra_middle_0_0\nexample.com*/ gw_infra_wide_0_0\n');
+      expect(await readFile(join(rendered.paths.mapsDir, 'gateway-0-host-exact.map'), 'utf8')).toBe('a.b.example.com*/x gw_infra_deep_0_0\nb.example.com*/x gw_infra_middle_0_0\n');
+      expect(rendered.result.haproxyConfig.match(/set-var\(txn\.gww\d\)/g)).toEqual(['set-var(txn.gww4)', 'set-var(txn.gww3)', 'set-var(txn.gww2)']);
+      await expectPrecedence(client);
+    });
+    // A header rule on the widest wildcard keeps every wildcard a rule: the same answers, and the header rule where it ranks.
+    const headerRule = httpRoute(INFRA, 'wide-header', { ...parent, hostnames: ['*.example.com'], rules: [{ matches: [{ ...prefix('/x'), headers: [{ name: 'x-pick', value: 'one' }] }], backendRefs: [ref('v3')] }] });
+    await gatewayScenario(root, backends, () => [...wildcards, headerRule], async (client, _port, rendered) => {
+      expect(await readFile(join(rendered.paths.mapsDir, 'gateway-0-host-prefix.map'), 'utf8')).toBe('');
+      expect(rendered.result.haproxyConfig).not.toContain('txn.gww');
+      await expectPrecedence(client);
+      expectBackend(await client({ host: 'q.b.example.com', path: '/x', headers: { 'x-pick': 'one' } }), 'v2', '/x');
+      expectBackend(await client({ host: 'q.example.com', path: '/x', headers: { 'x-pick': 'one' } }), 'v3', '/x');
+    });
+  });
 });
 
 async function scenario(): Promise<void> {
@@ -81,6 +115,10 @@ async function scenario(): Promise<void> {
       expect(await readFile(join(rendered.paths.mapsDir, 'gateway-0-host-exact.map'), 'utf8')).toContain('0@a.example/e gw_infra_hosts_1_0');
       expect(await readFile(join(rendered.paths.mapsDir, 'gateway-0-path-prefix.map'), 'utf8')).toBe('2@/q/ gw_infra_any-host_0_0\n');
       expect(rendered.result.haproxyConfig).toContain('use_backend gw_infra_narrow-wildcard_0_0 if { var(txn.gwl) -m int eq 1 } { var(txn.host) -m end .w.example } { req.hdr(x-pick) -m str wild }');
+      // The plain routes of *.example (the host-less route's on that listener) are map entries `example*`, looked up with the Host's last label.
+      expect(hostPrefix).toContain('1@example*/q/ gw_infra_any-host_0_0');
+      expect(rendered.result.haproxyConfig).not.toContain('use_backend gw_infra_any-host_0_0 if');
+      expect(rendered.result.haproxyConfig).toContain('http-request set-var(txn.gww1) var(txn.host),field(-1,.,1),concat(*,txn.path,) if { var(txn.host),field(-2,.) -m found }');
 
       expectBackend(await at('a.example', '/p'), 'v1', '/p');
       expectBackend(await at('a.example', '/p/x?y=1'), 'v1', '/p/x?y=1');

@@ -41,12 +41,22 @@ export interface BoundListener {
   attached: number;
 }
 
+/**
+ * An accepted listener left unbound for its references (a missing or refused certificate): it
+ * serves nothing, but counts the routes that attach to it, as the spec's attachedRoutes does.
+ */
+export interface UnservedListener {
+  readonly gateway: KubeObject;
+  readonly spec: ListenerSpec;
+  attached: number;
+}
+
 export interface GatewayEntry {
   readonly gateway: KubeObject;
   readonly claimant: Claimant;
   /** Listener name -> its bound listener (absent when it is not bound). */
   readonly bound: Map<string, BoundListener>;
-  readonly listenerStatus: { name: string; conditions: GatewayCondition[]; listener?: BoundListener }[];
+  readonly listenerStatus: { name: string; conditions: GatewayCondition[]; listener?: BoundListener; unserved?: UnservedListener }[];
   readonly conditions: GatewayCondition[];
 }
 
@@ -87,14 +97,20 @@ export function bindGateways(reader: StoreReader, options: GatewayOptions, class
   const protocolAt = new Map<string, string>();
   const addressesOn = new Map<number, Set<string>>();
   for (const entry of entries) {
-    const spec = entry.gateway.spec as { addresses?: { type?: string; value: string }[]; listeners?: ListenerSpec[] };
+    const spec = entry.gateway.spec as { addresses?: { type?: string; value: string }[]; listeners?: ListenerSpec[]; infrastructure?: { parametersRef?: unknown } };
+    const refuse = (accepted: GatewayCondition, programmedReason: string): void => {
+      entry.conditions.push(accepted, condition('Programmed', false, programmedReason));
+      for (const listener of spec.listeners ?? []) entry.listenerStatus.push({ name: listener.name, conditions: [condition('Programmed', false, 'Invalid', 'the Gateway is not accepted')] });
+    };
+    const parameters = spec.infrastructure?.parametersRef;
+    if (parameters !== undefined) {
+      // No kind of Gateway parameters is served: a Gateway that asks for some is not accepted.
+      refuse(condition('Accepted', false, 'InvalidParameters', 'infrastructure.parametersRef names parameters of a kind this controller does not serve'), 'Invalid');
+      continue;
+    }
     const requested = (spec.addresses ?? []).find((a) => (a.type ?? 'IPAddress') === 'IPAddress');
     if (requested !== undefined && !options.addresses.has(requested.value)) {
-      entry.conditions.push(
-        condition('Accepted', false, 'UnsupportedAddress', `address ${requested.value} is not in values.gatewayAddresses`),
-        condition('Programmed', false, 'AddressNotUsable'),
-      );
-      for (const listener of spec.listeners ?? []) entry.listenerStatus.push({ name: listener.name, conditions: [condition('Programmed', false, 'Invalid', 'the Gateway is not accepted')] });
+      refuse(condition('Accepted', false, 'UnsupportedAddress', `address ${requested.value} is not in values.gatewayAddresses`), 'AddressNotUsable');
       continue;
     }
     const address = requested?.value ?? options.bindAddress;
@@ -103,7 +119,12 @@ export function bindGateways(reader: StoreReader, options: GatewayOptions, class
       const conditions: GatewayCondition[] = [];
       const status: GatewayEntry['listenerStatus'][number] = { name: listener.name, conditions };
       entry.listenerStatus.push(status);
-      const kindsOk = (listener.allowedRoutes?.kinds ?? [{ kind: 'HTTPRoute' }]).some((k) => (k.group ?? GROUP) === GROUP && k.kind === 'HTTPRoute');
+      // Empty or absent kinds: the protocol's (HTTPRoute). Routes attach when HTTPRoute is among them; any other kind is InvalidRouteKinds.
+      const kinds = listener.allowedRoutes?.kinds;
+      const wanted = kinds === undefined || kinds.length === 0 ? [{ kind: 'HTTPRoute' }] : kinds;
+      const isHttpRoute = (k: { group?: string; kind: string }): boolean => (k.group ?? GROUP) === GROUP && k.kind === 'HTTPRoute';
+      const kindsOk = wanted.some(isHttpRoute);
+      const allKindsOk = wanted.every(isHttpRoute);
       if ((listener.protocol !== 'HTTP' && listener.protocol !== 'HTTPS') || (listener.protocol === 'HTTPS' && (listener.tls?.mode ?? 'Terminate') !== 'Terminate')) {
         conditions.push(condition('Accepted', false, 'UnsupportedProtocol', `protocol ${listener.protocol} is not served`), condition('Programmed', false, 'Invalid'));
         continue;
@@ -120,10 +141,11 @@ export function bindGateways(reader: StoreReader, options: GatewayOptions, class
       const refsOk = kindsOk && (certificate === undefined || 'pem' in certificate);
       conditions.push(condition('Accepted', conflict === undefined, conflict === undefined ? 'Accepted' : 'PortUnavailable'));
       if (certificate !== undefined && !('pem' in certificate)) conditions.push(condition('ResolvedRefs', false, certificate.reason, certificate.message));
-      else conditions.push(condition('ResolvedRefs', kindsOk, kindsOk ? 'ResolvedRefs' : 'InvalidRouteKinds'));
+      else conditions.push(allKindsOk ? condition('ResolvedRefs', true, 'ResolvedRefs') : condition('ResolvedRefs', false, 'InvalidRouteKinds', 'allowedRoutes.kinds names a kind other than HTTPRoute'));
       conditions.push(conflict === undefined ? condition('Conflicted', false, 'NoConflicts') : condition('Conflicted', true, conflict.reason, conflict.message));
       if (conflict !== undefined || !refsOk) {
         conditions.push(condition('Programmed', false, 'Invalid'));
+        if (conflict === undefined && kindsOk) status.unserved = { gateway: entry.gateway, spec: listener, attached: 0 };
         continue;
       }
       conditions.push(condition('Programmed', true, 'Programmed'));
@@ -140,9 +162,20 @@ export function bindGateways(reader: StoreReader, options: GatewayOptions, class
       entry.bound.set(listener.name, bound);
     }
     const programmed = entry.bound.size > 0;
-    entry.conditions.push(condition('Accepted', true, 'Accepted'), condition('Programmed', programmed, programmed ? 'Programmed' : 'Invalid'));
+    entry.conditions.push(gatewayAccepted(entry), condition('Programmed', programmed, programmed ? 'Programmed' : 'Invalid'));
   }
   return entries;
+}
+
+/**
+ * A Gateway's Accepted: ListenersNotValid when a listener is not accepted (an unsupported
+ * protocol, a conflict), False when no listener is accepted at all.
+ */
+function gatewayAccepted(entry: GatewayEntry): GatewayCondition {
+  const accepted = entry.listenerStatus.filter((l) => l.conditions.some((c) => c.type === 'Accepted' && c.status === 'True')).length;
+  if (accepted === entry.listenerStatus.length) return condition('Accepted', true, 'Accepted');
+  const message = `${entry.listenerStatus.length - accepted} of ${entry.listenerStatus.length} listeners are not accepted`;
+  return condition('Accepted', accepted > 0, 'ListenersNotValid', message);
 }
 
 /**
@@ -198,6 +231,8 @@ export interface ParentResult {
   readonly sectionName?: string | undefined;
   readonly port?: number | undefined;
   readonly attachments: readonly Attachment[];
+  /** The unbound listeners the route would attach to: they count it, and serve nothing. */
+  readonly unserved: readonly UnservedListener[];
   /** Accepted condition of this parent. */
   readonly accepted: GatewayCondition;
 }
@@ -212,8 +247,11 @@ export function attachRoute(route: KubeObject, gateways: ReadonlyMap<string, Gat
     const key = `${ref.namespace ?? ns}/${ref.name}`;
     const entry = gateways.get(key);
     if (entry === undefined) continue;
-    const base = { gateway: key, sectionName: ref.sectionName, port: ref.port };
     const named = entry.listenerStatus.filter((l) => (ref.sectionName === undefined || l.name === ref.sectionName));
+    const unserved = named
+      .map((l) => l.unserved)
+      .filter((l): l is UnservedListener => l !== undefined && (ref.port === undefined || l.spec.port === ref.port) && admits(l, ns, reader, options) && intersectHostnames(l.spec.hostname, spec.hostnames ?? []).length > 0);
+    const base = { gateway: key, sectionName: ref.sectionName, port: ref.port, unserved };
     const candidates = named.map((l) => l.listener).filter((l): l is BoundListener => l !== undefined && (ref.port === undefined || l.spec.port === ref.port));
     if (candidates.length === 0) {
       results.push({ ...base, attachments: [], accepted: condition('Accepted', false, 'NoMatchingParent', 'no listener matches the sectionName and port') });
@@ -239,7 +277,7 @@ export function attachRoute(route: KubeObject, gateways: ReadonlyMap<string, Gat
 }
 
 /** Whether a listener's allowedRoutes admit an HTTPRoute of namespace `ns`. */
-function admits(listener: BoundListener, ns: string, reader: StoreReader, options: GatewayOptions): boolean {
+function admits(listener: { readonly gateway: KubeObject; readonly spec: ListenerSpec }, ns: string, reader: StoreReader, options: GatewayOptions): boolean {
   const from = listener.spec.allowedRoutes?.namespaces?.from ?? 'Same';
   if (from === 'All') return true;
   if (from === 'Same') return listener.gateway.metadata.namespace === ns;
@@ -250,5 +288,5 @@ function admits(listener: BoundListener, ns: string, reader: StoreReader, option
 
 /** The listener statuses of a Gateway entry, with their attachedRoutes counts. */
 export function listenerStatuses(entry: GatewayEntry): ListenerStatus[] {
-  return entry.listenerStatus.map((l) => ({ name: l.name, attachedRoutes: l.listener?.attached ?? 0, conditions: l.conditions }));
+  return entry.listenerStatus.map((l) => ({ name: l.name, attachedRoutes: l.listener?.attached ?? l.unserved?.attached ?? 0, conditions: l.conditions }));
 }

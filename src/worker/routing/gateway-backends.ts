@@ -5,7 +5,7 @@
 // Service or port) sends its share of the rule's weight to the 500 backend, and sets the
 // route's ResolvedRefs condition.
 import type { KubeObject } from '../protocol.js';
-import { durationMs } from '../store/gateway-fields.js';
+import { durationMs, REDIRECT_CODES, type RedirectCode } from '../store/gateway-fields.js';
 import { describe } from '../store/object-guard.js';
 import type { BackendRef } from './endpoints.js';
 import type { GatewayCondition, GatewayFilters, GatewayRedirect, HeaderEdits } from './gateway-model.js';
@@ -66,7 +66,7 @@ export interface RedirectSpec {
   readonly port?: number | undefined;
   readonly path?: PathModifier | undefined;
   readonly prefixes: readonly string[];
-  readonly code: 301 | 302;
+  readonly code: RedirectCode;
 }
 
 export interface RouteBackends {
@@ -104,7 +104,7 @@ export function routeBackends(
     const redirect = filters.find((f) => f.type === 'RequestRedirect')?.requestRedirect;
     const prefixes = [...new Set((rule.matches ?? [{}]).filter((m) => (m.path?.type ?? 'PathPrefix') === 'PathPrefix').map((m) => normalizePrefix(m.path?.value)))];
     if (redirect !== undefined) {
-      const code = redirect.statusCode === 301 ? 301 : 302;
+      const code = REDIRECT_CODES.find((c) => c === redirect.statusCode) ?? 302;
       return { shares: [], redirect: { scheme: redirect.scheme, hostname: redirect.hostname, port: redirect.port, path: redirect.path, prefixes, code } };
     }
     const gatewayFilters = filtersOf(filters, prefixes);

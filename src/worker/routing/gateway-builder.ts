@@ -155,6 +155,7 @@ export class GatewayModelBuilder {
       if (parents.length === 0) continue;
       const attached = parents.flatMap((p) => p.attachments);
       for (const a of attached) a.listener.attached++;
+      for (const u of parents.flatMap((p) => p.unserved)) u.attached++;
       const built = this.#routes.get(route, reads, this.#model, () => routeBackends(route, reads, this.#model, grants, (name) => slots.get(name)));
       const claimant: Claimant = { owner: keyOf(route), namespace: route.metadata.namespace ?? '', created: creationTime(route) };
       const rules = (route.spec as { rules?: (RuleSpec | null)[] }).rules ?? [];
@@ -184,6 +185,7 @@ export class GatewayModelBuilder {
       }
       if (refused !== undefined) {
         for (const a of attached) a.listener.attached--;
+        for (const u of parents.flatMap((p) => p.unserved)) u.attached--;
       } else {
         for (const [bind, candidate] of own) {
           const list = candidates.get(bind);

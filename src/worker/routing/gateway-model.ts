@@ -5,6 +5,7 @@
 // HTTPRoute rule and backendRef, with server slots like an Ingress backend); a rule's filters
 // ride on its backends (`backend.gateway`). Plus the acceptance results a status writer needs,
 // as plain data. No imports beyond types: the builder and templates both depend on it.
+import type { RedirectCode } from '../store/gateway-fields.js';
 
 /** A header set, added or removed by a RequestHeaderModifier or ResponseHeaderModifier. */
 export interface HeaderEdit {
@@ -36,7 +37,7 @@ export interface GatewayRedirect {
   readonly name: string;
   /** A log-format string: literal parts from checked values, `%[...]` for the request's own. */
   readonly location: string;
-  readonly code: 301 | 302;
+  readonly code: RedirectCode;
 }
 
 /** Where one match line sends a request: a backend, or weighted backends (`rand` picks one). */
@@ -111,6 +112,17 @@ export interface GatewayFrontend {
   readonly lines: readonly GatewayMatchLine[];
   /** Conditional rules of the routes for any host, after the host-less maps. */
   readonly lateLines: readonly GatewayMatchLine[];
+  /**
+   * The label counts of the wildcard hostnames in the host maps, most first: after `lines`, the
+   * maps are looked up once per count with the key of the Host's last labels (route-table.ts).
+   */
+  readonly wildcardLabels: readonly WildcardLookup[];
+}
+
+/** A wildcard lookup: `labels` last labels of the Host when it has more (`guard` = labels + 1). */
+export interface WildcardLookup {
+  readonly labels: number;
+  readonly guard: number;
 }
 
 /** A condition of the spec, as a status writer would write it. */

@@ -2,13 +2,13 @@
 // the spec's precedence order (gateway-lines.ts), split into map entries for the lines that
 // need only a hostname and path and send every request to one target (a backend, a redirect or
 // the 500 backend), and ordered rules for the rest (method, header and query parameter matches,
-// weighted shares, wildcard hostnames), placed so a request takes the line it would take if
+// weighted shares), placed so a request takes the line it would take if
 // every line were a rule. Map keys are those of Ingress routes, with the listener's `<index>@`
 // in front on a bind with several listeners (the frontend builds its lookup keys the same way).
 import { compareCandidates, hasConditions, lineOf, type LineCandidate } from './gateway-lines.js';
-import type { GatewayMatchLine, GatewayRedirect, GatewayRouteMaps } from './gateway-model.js';
+import type { GatewayMatchLine, GatewayRedirect, GatewayRouteMaps, WildcardLookup } from './gateway-model.js';
 import { normalizePrefix } from './gateway-backends.js';
-import { claimTables, planRoutes, type PlannedRoute, type TableRoute } from './route-table.js';
+import { claimTables, planRoutes, wildcardKeyHost, type PlannedRoute, type TableRoute } from './route-table.js';
 
 export interface FrontendRoutes {
   readonly maps: GatewayRouteMaps;
@@ -16,6 +16,8 @@ export interface FrontendRoutes {
   readonly lines: readonly GatewayMatchLine[];
   /** Rules after the host-less maps. */
   readonly lateLines: readonly GatewayMatchLine[];
+  /** The wildcard lookups of the host maps, most labels first. */
+  readonly wildcardLabels: readonly WildcardLookup[];
 }
 
 interface Planned extends PlannedRoute, TableRoute {
@@ -42,7 +44,13 @@ export function frontendRoutes(mapPrefix: string, candidates: LineCandidate[], r
     };
   });
   const plan = planRoutes(planned);
-  const tables = claimTables(plan.mapped, undefined, (route) => route.scope);
+  const labels = new Set<number>();
+  const mapped = plan.mapped.map((route) => {
+    if (!route.host.startsWith('*.')) return route;
+    labels.add(route.host.split('.').length - 1);
+    return { ...route, host: wildcardKeyHost(route.host) };
+  });
+  const tables = claimTables(mapped, undefined, (route) => route.scope);
   const map = (file: string, entries: GatewayRouteMaps['hostExact']['entries']): GatewayRouteMaps['hostExact'] => ({ name: `${mapPrefix}${file}`, entries });
   return {
     maps: {
@@ -53,5 +61,6 @@ export function frontendRoutes(mapPrefix: string, candidates: LineCandidate[], r
     },
     lines: plan.early.map((route) => route.line),
     lateLines: plan.late.map((route) => route.line),
+    wildcardLabels: [...labels].sort((a, b) => b - a).map((n) => ({ labels: n, guard: n + 1 })),
   };
 }

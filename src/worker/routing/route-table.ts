@@ -3,10 +3,13 @@
 // Ingress frontends, or one Gateway listener). Routes with nothing more become map entries, the
 // fast path: five tables of `host/path` and `path` keys, each key served by its first claimant
 // in precedence order, looked up longest key first (map_beg and map_reg take the first match).
-// What maps cannot express (header, query parameter and method matches, weighted shares, and
-// hostnames a map lookup cannot order, such as Gateway wildcards) stays an ordered conditional
-// rule: `planRoutes` splits a scope's routes, in precedence order, into the map routes and the
-// rules before and after the host-less maps, so the request takes the same route either way.
+// What maps cannot express (header, query parameter and method matches, weighted shares) stays
+// an ordered conditional rule: `planRoutes` splits a scope's routes, in precedence order, into
+// the map routes and the rules before and after the host-less maps, so the request takes the
+// same route either way. A Gateway wildcard hostname `*.d` (one label or more before `d`) is a
+// map key too, `d*` (wildcardKeyHost): the frontend looks it up once per label count of the
+// wildcards it has, most labels first, with the Host's last labels, so the most specific
+// wildcard that covers the Host is looked at first.
 // Host ownership across namespaces is decided before routes get here (host-owners.ts for
 // Ingresses, gateway-ownership.ts across Ingresses and HTTPRoutes).
 import type { RouteEntry, RouteTables } from './model.js';
@@ -119,6 +122,8 @@ export interface PlannedRoute {
   readonly group: string;
   /** Needs more than a host and path lookup: a header, query or method match, or several targets. */
   readonly conditional: boolean;
+  /** The key prefix of its scope (a Gateway listener's `<index>@`); '' when absent. */
+  readonly scope?: string;
 }
 
 export interface RoutePlan<T> {
@@ -134,13 +139,31 @@ export interface RoutePlan<T> {
  * Splits routes given in precedence order (exact hosts, then wildcards, then '' for any host)
  * into map entries and ordered rules that together pick what the rules alone would. A request
  * meets the routes of one exact host at most, so a group of exact-host routes with no
- * conditional one is mapped, and the rest of the exact-host groups are rules beside it. Wildcard
- * routes stay rules (several wildcards may match, in their own order), before the host-less
- * maps; host-less groups are mapped when none of their routes is conditional, else rules after.
+ * conditional one is mapped, and the rest of the exact-host groups are rules beside it. The
+ * wildcard rules come after those and before the wildcard lookups, so a wildcard group is
+ * mapped only when no conditional wildcard group of its scope covers it (a request the wider
+ * wildcard's rules take first would otherwise reach the narrower one's entries later than the
+ * rules order says). Host-less groups are mapped when none of their routes is conditional,
+ * else rules after the host-less maps.
  */
 export function planRoutes<T extends PlannedRoute>(routes: readonly T[]): RoutePlan<T> {
   const conditionalGroups = new Set<string>();
-  for (const route of routes) if (route.conditional || route.host.startsWith('*.')) conditionalGroups.add(route.group);
+  for (const route of routes) if (route.conditional) conditionalGroups.add(route.group);
+  const conditionalWildcards = new Set<string>();
+  for (const route of routes) if (route.host.startsWith('*.') && conditionalGroups.has(route.group)) conditionalWildcards.add(`${route.scope ?? ''}\0${route.host}`);
+  if (conditionalWildcards.size > 0) {
+    for (const route of routes) {
+      if (!route.host.startsWith('*.') || conditionalGroups.has(route.group)) continue;
+      // The wider wildcards of `*.a.b.c`: `*.b.c`, `*.c`.
+      const labels = route.host.slice(2).split('.');
+      for (let i = 1; i < labels.length; i++) {
+        if (conditionalWildcards.has(`${route.scope ?? ''}\0*.${labels.slice(i).join('.')}`)) {
+          conditionalGroups.add(route.group);
+          break;
+        }
+      }
+    }
+  }
   const mapped: T[] = [];
   const early: T[] = [];
   const late: T[] = [];
@@ -150,6 +173,15 @@ export function planRoutes<T extends PlannedRoute>(routes: readonly T[]): RouteP
     else early.push(route);
   }
   return { mapped, early, late };
+}
+
+/**
+ * The map host of a Gateway wildcard hostname: `*.example.com` is `example.com*`. No Host has a
+ * `*` (the frontends answer 400 to one), so these keys never meet an exact host's, and a lookup
+ * key `<last labels>*<path>` meets only the entries of that one wildcard.
+ */
+export function wildcardKeyHost(host: string): string {
+  return `${host.slice(2)}*`;
 }
 
 export function escapeRegex(text: string): string {

@@ -2,9 +2,11 @@
 // (gateway-builder.ts) in one. They share the backends list and the server-slot file (route
 // backends `gw_…` after the Ingress ones `ing_…`), so every backend gets its slots the same way
 // and endpoint changes of route backends go through the Runtime API as Ingress ones do, and the
-// server slot and output budgets, which HTTPRoutes share with Ingresses (route-budget.ts). Without
-// Gateway API objects the model is exactly the Ingress model, object for object.
+// server slot and output budgets, which HTTPRoutes share with Ingresses (route-budget.ts), and
+// the health-check budget (check-budget.ts), taken over both kinds of backends. Without Gateway
+// API objects the model is exactly the Ingress model, object for object.
 import type { RenderBaseline } from '../protocol.js';
+import { CheckBudget } from './check-budget.js';
 import { GatewayModelBuilder } from './gateway-builder.js';
 import { gatewayOptions } from './gateway-model.js';
 import type { ModelOptions, RoutingModel } from './model.js';
@@ -15,6 +17,8 @@ import { SERVER_SLOTS_FILE } from './server-slots.js';
 export class RoutingBuilder {
   readonly #ingress: RoutingModelBuilder;
   readonly #gateway: GatewayModelBuilder;
+  /** Over Ingress and route backends together: the Ingress builder's own covers only its backends. */
+  readonly #checkBudget = new CheckBudget();
   #last: { ingress: RoutingModel; gateway: unknown; model: RoutingModel } | undefined;
 
   constructor(options: ModelOptions, values: Readonly<Record<string, unknown>>) {
@@ -46,7 +50,7 @@ export class RoutingBuilder {
     if (last !== undefined && last.ingress === ingress && last.gateway === gateway) return last.model;
     const model: RoutingModel = {
       ...ingress,
-      backends: gateway.backends.length === 0 ? ingress.backends : [...ingress.backends, ...gateway.backends],
+      backends: gateway.backends.length === 0 ? ingress.backends : this.#checkBudget.apply([...ingress.backends, ...gateway.backends]),
       resolvers: ingress.resolvers || gateway.backends.some((b) => b.dns),
       serverSlotsFile: ingress.serverSlotsFile + gateway.slotText,
       gateway: gateway.model,

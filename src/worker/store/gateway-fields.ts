@@ -31,6 +31,10 @@ export const GATEWAY_LIMITS = {
   weight: 1_000_000,
 } as const;
 
+/** The status codes a RequestRedirect may ask for: 301 and 302 (core), 303, 307 and 308 (extended). */
+export const REDIRECT_CODES = [301, 302, 303, 307, 308] as const;
+export type RedirectCode = (typeof REDIRECT_CODES)[number];
+
 const HEADER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 /** A value matched as one ACL word: printable ASCII without spaces or the characters above. */
 const MATCH_VALUE = /^[!&'()*+,./0-9:;<=>?@A-Z[\]^_`a-z|~-]+$/;

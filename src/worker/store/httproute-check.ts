@@ -16,6 +16,8 @@ import {
   isReservedHeader,
   isSectionName,
   listProblem,
+  REDIRECT_CODES,
+  type RedirectCode,
 } from './gateway-fields.js';
 import { quote } from './log-text.js';
 
@@ -164,7 +166,7 @@ function redirectProblem(redirect: unknown, at: string): string | null {
   if (redirect.scheme !== undefined && redirect.scheme !== 'http' && redirect.scheme !== 'https') return `${at}.scheme ${quote(redirect.scheme)} must be http or https`;
   if (redirect.hostname !== undefined && (!isHost(redirect.hostname) || redirect.hostname.startsWith('*'))) return `${at}.hostname ${quote(redirect.hostname)} is not a host name`;
   if (redirect.port !== undefined && !isPort(redirect.port)) return `${at}.port ${quote(redirect.port)} is not a port number`;
-  if (redirect.statusCode !== undefined && redirect.statusCode !== 301 && redirect.statusCode !== 302) return `${at}.statusCode ${quote(redirect.statusCode)} must be 301 or 302`;
+  if (redirect.statusCode !== undefined && !REDIRECT_CODES.includes(redirect.statusCode as RedirectCode)) return `${at}.statusCode ${quote(redirect.statusCode)} must be one of ${REDIRECT_CODES.join(', ')}`;
   return pathModifierProblem(redirect.path, `${at}.path`);
 }
 

@@ -2,7 +2,7 @@
 // precedence order, listener scopes in the keys, and the split of a bind's routes into map
 // entries and the ordered rules around the host and host-less maps.
 import { describe, expect, it } from 'vitest';
-import { claimTables, planRoutes, routeClaims } from '../../../src/worker/routing/route-table.js';
+import { claimTables, planRoutes, routeClaims, wildcardKeyHost } from '../../../src/worker/routing/route-table.js';
 
 const route = (host: string, path: string, backend: string, exact = false) => ({ host, path, exact, backend });
 
@@ -38,12 +38,27 @@ describe('the route table', () => {
       r('b1', 'b.example', '1@b.example', true),
       r('b2', 'b.example', '1@b.example'),
       r('w1', '*.example', '1@*.example'),
+      r('v1', '*.v.example', '1@*.v.example', true),
       r('any1', '', '2@'),
       r('any2', '', '3@', true),
       r('any3', '', '3@'),
     ]);
-    expect(plan.mapped.map((p) => p.name)).toEqual(['a1', 'a2', 'any1']);
-    expect(plan.early.map((p) => p.name)).toEqual(['b1', 'b2', 'w1']);
+    expect(plan.mapped.map((p) => p.name)).toEqual(['a1', 'a2', 'w1', 'any1']);
+    expect(plan.early.map((p) => p.name)).toEqual(['b1', 'b2', 'v1']);
     expect(plan.late.map((p) => p.name)).toEqual(['any2', 'any3']);
+  });
+
+  it('keeps a wildcard group a rule when a wider wildcard of its scope is conditional, since the wildcard rules go before the wildcard maps', () => {
+    const r = (name: string, host: string, scope: string, conditional = false) => ({ name, host, scope, group: `${scope}${host}`, conditional });
+    const plan = planRoutes([
+      r('deep', '*.a.b.example', '0@'),
+      r('narrow', '*.b.example', '0@'),
+      r('other-scope', '*.b.example', '1@'),
+      r('elsewhere', '*.c.example', '0@'),
+      r('wide', '*.example', '0@', true),
+    ]);
+    expect(plan.early.map((p) => p.name)).toEqual(['deep', 'narrow', 'elsewhere', 'wide']);
+    expect(plan.mapped.map((p) => p.name)).toEqual(['other-scope']);
+    expect(wildcardKeyHost('*.b.example')).toBe('b.example*');
   });
 });

@@ -38,7 +38,7 @@ describe('HTTPRoute check', () => {
     const rules = [
       { filters: [{ type: 'RequestMirror', requestMirror: {} }], ...good },
       { matches: [{ path: { type: 'RegularExpression', value: '/.*' } }], ...good },
-      { filters: [{ type: 'RequestRedirect', requestRedirect: { statusCode: 307 } }] },
+      { filters: [{ type: 'RequestRedirect', requestRedirect: { statusCode: 304 } }] },
       { matches: [{ path: { type: 'PathPrefix', value: '/ok' } }], ...good },
     ];
     const spec = view(checkObjectAs(httpRoute('ns', 'r', { rules }), 'HTTPRoute')).spec as { rules: unknown[] };

@@ -135,7 +135,7 @@ const GATEWAY_LINES = [
   /^ {2}bind (\*|\d+\.\d+\.\d+\.\d+|\[[0-9a-f:]+\]):\d+$/,
   /^backend (gw_[a-z0-9.-]+_[a-z0-9.-]+_\d+_\d+|gwr_\d+|gateway_500)$/,
   /^ {2}http-request return status 500 content-type text\/plain string "no valid backend"$/,
-  /^ {2}http-request redirect location https?:\/\/([a-z0-9.-]+|%\[var\(txn\.host\)\])(:\d+)?[A-Za-z0-9\-._~!$&()*+,;=:@%/[\]^?]* code 30[12]$/,
+  /^ {2}http-request redirect location https?:\/\/([a-z0-9.-]+|%\[var\(txn\.host\)\])(:\d+)?[A-Za-z0-9\-._~!$&()*+,;=:@%/[\]^?]* code 30[12378]$/,
   /^ {2}http-(request|response) (set|add)-header [a-z0-9_.-]+ "[ !&'()*+,./0-9:;<=>?@A-Z[\]^_`a-z|~-]*"$/,
   /^ {2}http-(request|response) del-header [a-z0-9_.-]+$/,
   /^ {2}http-request set-header host [a-z0-9.-]+$/,
@@ -146,12 +146,14 @@ const GATEWAY_LINES = [
 const BACKEND = 'gw_[a-z0-9.-]+_[a-z0-9.-]+_\\d+_\\d+|gwr_\\d+|gateway_500';
 const PATH = "/[A-Za-z0-9\\-._~!$&()*+,;=:@%/]*";
 /** A map entry of a Gateway bind: `[<listener>@][host]/path` and a backend. */
-const MAP_ENTRY = new RegExp(`^(\\d+@)?([a-z0-9.-]+)?${PATH} (${BACKEND})$`);
-const MAP_LOOKUP = /^ {2}use_backend %\[var\(txn\.(gwhostpath|gwpath)\),(map|map_beg)\((\/\S+\/gateway-\d+-(host|path)-(exact|prefix)\.map)\)\] if \{ var\(txn\.\1\),\2\(\3\) -m found \}$/;
+const MAP_ENTRY = new RegExp(`^(\\d+@)?([a-z0-9.-]+\\*?)?${PATH} (${BACKEND})$`);
+const MAP_LOOKUP = /^ {2}use_backend %\[var\(txn\.(gwhostpath|gwpath|gww\d+)\),(map|map_beg)\((\/\S+\/gateway-\d+-(host|path)-(exact|prefix)\.map)\)\] if \{ var\(txn\.\1\),\2\(\3\) -m found \}$/;
 const KEY_LINES = [
   /^ {2}http-request set-var\(txn\.path\) path$/,
   /^ {2}http-request set-var\(txn\.gwpath\) (var\(txn\.path\)|var\(txn\.gwl\),concat\(@,txn\.path,\))$/,
   /^ {2}http-request set-var\(txn\.gwhostpath\) (var\(txn\.gwl\),concat\(@,txn\.host,\)|var\(txn\.host\)),concat\(,txn\.path,\)$/,
+  /^ {2}http-request set-var\(txn\.gww(\d+)\) var\(txn\.host\),field\(-1,\.,\1\),concat\(\*,txn\.path,\) if \{ var\(txn\.host\),field\(-\d+,\.\) -m found \}$/,
+  /^ {2}http-request set-var\(txn\.gww(\d+)\) var\(txn\.gwl\),concat\(@,txn\.gww\1,\) if \{ var\(txn\.gww\1\) -m found \}$/,
 ];
 
 /** Every line of the Gateway part follows the template's grammar, and so does every entry of its maps. */
@@ -161,7 +163,7 @@ function expectGatewayGrammar(out: RenderSuccess): void {
     for (const entry of text.split('\n')) if (entry !== '') expect(entry, `${name}: ${entry}`).toMatch(MAP_ENTRY);
   }
   for (const line of out.haproxyConfig.split('\n')) {
-    if (/txn\.gw(host)?path/.test(line)) {
+    if (/txn\.gw((host)?path|w\d)/.test(line)) {
       expect(MAP_LOOKUP.test(line) || KEY_LINES.some((k) => k.test(line)), line).toBe(true);
       continue;
     }
