@@ -143,7 +143,8 @@ describe.skipIf(SKIP_HAPROXY)('core Gateway API conformance scenarios under run 
         httpRoute(INFRA, `host-${section}`, {
           parentRefs: [{ name: 'host-normalization', sectionName: section }],
           ...(section === 'any' ? { hostnames: ['api.example.com'] } : {}),
-          rules: [{ backendRefs: [ref(['v1', 'v3', 'v2'][i] as string)] }],
+          // shop.example.com/admin is v2's, to show paths are matched after normalization.
+          rules: [...(section === 'shop' ? [{ matches: [prefix('/admin')], backendRefs: [ref('v2')] }] : []), { backendRefs: [ref(['v1', 'v3', 'v2'][i] as string)] }],
         }),
       ),
       // The invalid references: a Gateway each, admitting only its own namespace.
@@ -295,6 +296,19 @@ describe.skipIf(SKIP_HAPROXY)('core Gateway API conformance scenarios under run 
     // A Host that is not one host name would move the path out from under the route's matches: 400.
     for (const host of ['shop.example.com/admin', 'shop.example.com,api.example.com', 'shop example.com']) {
       expect((await send({ port: port.hosts, host, path: '/x' })).status, host).toBe(400);
+    }
+  });
+
+  it('normalizes the path on a Gateway bind as the Ingress frontends do: dot segments, doubled slashes and encoded unreserved characters reach the rule of the path they spell, encoded slashes and backslashes get 400', async () => {
+    for (const path of ['/admin', '/x/../admin', '//admin', '/./admin', '/%61dmin']) {
+      const reply = await settled(path, async () => {
+        const r = await send({ port: port.hosts, host: 'shop.example.com', path, timeoutMs: 3000 });
+        return fromBackend('v2', '/admin')(r) ? r : undefined;
+      });
+      expect(reply.status, path).toBe(200);
+    }
+    for (const path of ['/%2Fadmin', '/%5Cadmin', '/x%00']) {
+      expect((await send({ port: port.hosts, host: 'shop.example.com', path })).status, path).toBe(400);
     }
   });
 
