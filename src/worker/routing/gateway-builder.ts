@@ -9,24 +9,26 @@
 import type { KubeObject } from '../protocol.js';
 import type { IndexedStore } from '../store/indexed-store.js';
 import { describe } from '../store/object-guard.js';
-import { creationTime, type Claimant } from './claimant.js';
-import { attachRoute, bindGateways, listenerStatuses, ourClasses, type BoundListener, type GatewayEntry, type ParentResult } from './gateway-attachment.js';
-import { routeBackends, type MatchSpec, type RuleSpec } from './gateway-backends.js';
-import { compareHostnames, hostCondition } from './gateway-hostnames.js';
+import { listenerStatuses, type Attachment, type BoundListener, type ParentResult } from './gateway-attachment.js';
+import { GatewayBackendList } from './gateway-backend-list.js';
+import { gatewayContext, generationOf, type GatewayContext } from './gateway-context.js';
+import { hostCondition } from './gateway-hostnames.js';
 import type { LineCandidate } from './gateway-lines.js';
-import { claimantOf, HostOwnership } from './gateway-ownership.js';
-import { frontendRoutes } from './gateway-routes.js';
-import { RouteBackendCache } from './gateway-route-cache.js';
+import type { HostOwnership } from './gateway-ownership.js';
+import { attachEntry, backendsOf, claimHosts, linesOf, MAX_ROUTE_LINES, routeKey, type RouteEntry } from './gateway-route-entries.js';
+import { FrontendRouteCache, RouteOrder } from './gateway-route-cache.js';
 import { EMPTY_GATEWAY_MODEL, type GatewayCertificate, type GatewayFrontend, type GatewayModel, type GatewayTls, type GatewayOptions, type GatewayRedirect, type RouteStatus } from './gateway-model.js';
 import type { Backend, ModelOptions } from './model.js';
 import type { ModelSource } from './model-source.js';
+import { EntryDependents } from './entry-dependents.js';
 import { RecordedReads, type LogEntry } from './recorded-reads.js';
-import { checkedSlots, limitsKey, NO_ROUTE_LIMITS, routeOutputBytes, type RouteBudgetItem, type RouteLimits } from './route-budget.js';
-import { granted } from './reference-grants.js';
-import { parseSlotFile, slotLine } from './server-slots.js';
+import { limitsKey, NO_ROUTE_LIMITS, type RouteBudgetItem, type RouteLimits } from './route-budget.js';
+import { backendSlots, parseSlotFile } from './server-slots.js';
 
-/** Match lines one route may add (hostnames x rules x matches x parents). */
-export const MAX_ROUTE_LINES = 1024;
+/** Backends built in one build that look up their baseline slots line by line. */
+const MAX_SLOT_LOOKUPS = 16;
+
+export { MAX_ROUTE_LINES } from './gateway-route-entries.js';
 
 export interface GatewayBuild {
   readonly model: GatewayModel;
@@ -54,7 +56,18 @@ export class GatewayModelBuilder {
   /** The last build without route limits (the one `measure` reads), and the last with some. */
   #unlimited: Run | undefined;
   #limited: Run | undefined;
-  readonly #routes = new RouteBackendCache();
+  /** What the routes contributed to the last build, by `namespace/name` (gateway-route-entries.ts). */
+  #entries = new Map<string, RouteEntry>();
+  #context: GatewayContext | undefined;
+  /** The ownership of the last build, over its context's Ingress claims and every route's. */
+  #ownership: { readonly context: GatewayContext; readonly ownership: HostOwnership } | undefined;
+  /** The route backends' reads of Services, EndpointSlices and ReferenceGrants. */
+  #dependents = new EntryDependents();
+  /** The slot text of the last build: while the baseline's is this, kept backends hold its slots. */
+  #ownSlots: string | undefined;
+  readonly #order = new RouteOrder();
+  readonly #frontends = new FrontendRouteCache();
+  readonly #backendList = new GatewayBackendList();
   /** The server-less copy of each starved route backend, kept while the backend lives. */
   readonly #emptied = new WeakMap<Backend, Backend>();
 
@@ -89,11 +102,10 @@ export class GatewayModelBuilder {
     const stores = names.map((n) => source.store(n));
     if (cached?.key === key && stores.every((store, i) => store === cached.stores[i])) return cached;
     const reads = new RecordedReads(source);
-    // A limited build follows the unlimited one of the same render, whose route backends it reuses.
-    if (unlimited) this.#routes.begin(source.store(this.#options.stores.referenceGrants)?.generation ?? -1, slotText);
     const items: RouteBudgetItem[] = [];
-    const build = this.#compute(reads, parseSlotFile(slotText), limits, items);
-    this.#routes.end(build.slotText);
+    // A limited build follows the unlimited one of the same render, whose route backends it reuses.
+    const build = this.#compute(reads, source, slotText, unlimited, limits, items);
+    this.#ownSlots = build.slotText;
     const previous = this.#unlimited?.items;
     const run: Run = { key, stores, build, log: reads.log, items: previous !== undefined && sameItems(previous, items) ? previous : items };
     if (unlimited) this.#unlimited = run;
@@ -111,99 +123,101 @@ export class GatewayModelBuilder {
     return emptied;
   }
 
-  #compute(reads: RecordedReads, slots: ReadonlyMap<string, readonly string[]>, limits: RouteLimits, items: RouteBudgetItem[]): GatewayBuild {
+  #compute(reads: RecordedReads, source: ModelSource, slotText: string, unlimited: boolean, limits: RouteLimits, items: RouteBudgetItem[]): GatewayBuild {
     const options = this.#options;
-    const classes = ourClasses(reads, options);
-    const classStatus = [...classes].sort().map((name) => ({
-      name,
-      generation: generationOf(reads.getSingle(options.stores.gatewayClasses, [name])),
-      conditions: [{ type: 'Accepted', status: 'True' as const, reason: 'Accepted' }],
-    }));
-    if (classes.size === 0) return classStatus.length === 0 ? EMPTY_BUILD : { ...EMPTY_BUILD, model: { ...EMPTY_GATEWAY_MODEL, status: { ...EMPTY_GATEWAY_MODEL.status, gatewayClasses: classStatus } } };
-    const entries = bindGateways(reads, options, classes);
-    const gateways = new Map<string, GatewayEntry>(entries.map((e) => [`${e.gateway.metadata.namespace ?? ''}/${e.gateway.metadata.name}`, e]));
-    // Frontends: the bound listeners of each bind, most specific hostname first.
-    const byBind = new Map<string, BoundListener[]>();
-    for (const entry of entries) {
-      for (const listener of entry.bound.values()) {
-        const list = byBind.get(listener.bind);
-        if (list === undefined) byBind.set(listener.bind, [listener]);
-        else list.push(listener);
+    const context = (this.#context = gatewayContext(this.#context, source, this.#model, options));
+    reads.log.push(...context.log);
+    const { classStatus } = context;
+    if (context.classes.size === 0) {
+      this.#entries = new Map();
+      this.#dependents = new EntryDependents();
+      return classStatus.length === 0 ? EMPTY_BUILD : { ...EMPTY_BUILD, model: { ...EMPTY_GATEWAY_MODEL, status: { ...EMPTY_GATEWAY_MODEL.status, gatewayClasses: classStatus } } };
+    }
+    for (const listeners of context.byBind.values()) for (const listener of listeners) listener.attached = 0;
+    // Route backends are kept while the Services, EndpointSlices and ReferenceGrants they read are unchanged, and
+    // the baseline's slots are this builder's own last output.
+    const dirty = this.#dependents.invalidate(source, [this.#model.stores.services, this.#model.stores.endpointSlices, options.stores.referenceGrants]);
+    const keepBackends = dirty !== undefined && (!unlimited || slotText === this.#ownSlots);
+    // A few backends look their lines up; more parse the whole file once.
+    let parsed: ReadonlyMap<string, readonly string[]> | undefined;
+    let lookups = 0;
+    const slots = (name: string): readonly string[] | undefined => {
+      if (parsed === undefined && ++lookups <= MAX_SLOT_LOOKUPS) return backendSlots(slotText, name);
+      return (parsed ??= parseSlotFile(slotText)).get(name);
+    };
+    const routes = this.#order.sorted(reads.list(options.stores.httpRoutes));
+    // Attach every route first: host ownership is decided over all claims at once.
+    const previous = this.#entries;
+    const entries = new Map<string, RouteEntry>();
+    let claimsChanged = this.#ownership === undefined || this.#ownership.context !== context;
+    const attached: RouteEntry[] = [];
+    for (const route of routes) {
+      const key = routeKey(route);
+      const before = previous.get(key);
+      let entry = before;
+      if (entry === undefined || entry.route !== route || entry.context !== context) {
+        entry = attachEntry(route, context, source, options);
+        if (before?.route === route) entry.backends = before.backends;
+        if (entry.claims !== (before?.claims ?? '')) claimsChanged = true;
       }
+      if (entry.backends !== undefined && (!keepBackends || dirty.has(key))) {
+        this.#dependents.unregister({ key, deps: entry.backends.deps });
+        entry.backends = undefined;
+      }
+      entries.set(key, entry);
+      reads.log.push(...entry.attachLog);
+      if (entry.attached.length > 0) attached.push(entry);
     }
-    const listenerTerm = new Map<BoundListener, string>();
-    const listenerKey = new Map<BoundListener, string>();
-    for (const listeners of byBind.values()) {
-      listeners.sort((a, b) => compareHostnames(a.spec.hostname ?? '', b.spec.hostname ?? ''));
-      listeners.forEach((l, i) => listenerTerm.set(l, listeners.length > 1 ? `{ var(txn.gwl) -m int eq ${i} }` : ''));
-      listeners.forEach((l, i) => listenerKey.set(l, listeners.length > 1 ? `${i}@` : ''));
+    for (const [key, entry] of previous) {
+      if (entries.get(key) === entry) continue;
+      if (!entries.has(key) && entry.claims !== '') claimsChanged = true;
+      if (entry.backends !== undefined && entries.get(key)?.backends !== entry.backends) this.#dependents.unregister({ key, deps: entry.backends.deps });
     }
+    this.#entries = entries;
+    if (claimsChanged) {
+      const ownership = context.ownership.fork();
+      for (const entry of attached) claimHosts(entry, ownership);
+      this.#ownership = { context, ownership };
+    }
+    const ownership = (this.#ownership as { ownership: HostOwnership }).ownership;
     const candidates = new Map<string, LineCandidate[]>();
     const backends = new Map<string, Backend>();
     const routeStatus: RouteStatus[] = [];
-    const grants = (from: string, to: string, service: string): boolean => granted(reads, options.stores.referenceGrants, 'HTTPRoute', from, 'Service', to, service);
-    const routes = [...reads.list(options.stores.httpRoutes)].sort((a, b) => creationTime(a) - creationTime(b) || keyOf(a).localeCompare(keyOf(b)));
-    // Attach every route first: host ownership is decided over all claims at once.
-    const ownership = new HostOwnership(reads, this.#model);
-    const attachedRoutes = routes.map((route) => ({ route, parents: attachRoute(route, gateways, reads, options) }));
-    for (const { route, parents } of attachedRoutes) {
-      const claimant = claimantOf(route, 'HTTPRoute');
-      for (const parent of parents) for (const a of parent.attachments) for (const host of a.hostnames) if (host !== '') ownership.claim(host, claimant);
-    }
-    for (const { route, parents: attachedParents } of attachedRoutes) {
-      const parents = attachedParents.map((parent) => keepOwnedHosts(parent, route, ownership, reads));
-      if (parents.length === 0) continue;
-      const attached = parents.flatMap((p) => p.attachments);
-      for (const a of attached) a.listener.attached++;
-      const built = this.#routes.get(route, reads, this.#model, () => routeBackends(route, reads, this.#model, grants, (name) => slots.get(name)));
-      const claimant: Claimant = { owner: keyOf(route), namespace: route.metadata.namespace ?? '', created: creationTime(route) };
-      const rules = (route.spec as { rules?: (RuleSpec | null)[] }).rules ?? [];
-      const own: [string, LineCandidate][] = [];
-      for (const { listener, hostnames } of attached) {
-        for (const hostname of hostnames) {
-          rules.forEach((rule, r) => {
-            const targets = built.rules[r];
-            if (rule === null || targets === undefined) return;
-            const matches: MatchSpec[] = rule.matches === undefined || rule.matches.length === 0 ? [{}] : rule.matches;
-            matches.forEach((match, m) => {
-              const listenerScheme = listener.spec.protocol === 'HTTPS' ? ('https' as const) : ('http' as const);
-              own.push([listener.bind, { hostname, listenerTerm: listenerTerm.get(listener) ?? '', listenerKey: listenerKey.get(listener) ?? '', listenerPort: listener.spec.port, listenerScheme, match, route: claimant, rule: r, matchIndex: m, targets }]);
-            });
-          });
-        }
+    for (const entry of attached) {
+      const { route, key } = entry;
+      if (entry.owned?.ownership !== ownership) {
+        const ownReads = new RecordedReads(source);
+        const parents = entry.attached.map((parent) => keepOwnedHosts(parent, route, ownership, ownReads));
+        entry.owned = { ownership, parents, log: ownReads.log };
       }
+      if (entry.backends === undefined) {
+        entry.backends = backendsOf(route, source, this.#model, options, slots);
+        this.#dependents.register({ key, deps: entry.backends.deps });
+      }
+      if (entry.lines?.from.owned !== entry.owned || entry.lines.from.backends !== entry.backends) entry.lines = linesOf(entry);
+      const { owned, lines } = entry;
+      const { built } = entry.backends;
+      reads.log.push(...owned.log, ...entry.backends.log, ...lines.log);
+      const attachments = owned.parents.flatMap((p) => p.attachments);
+      for (const a of attachments) a.listener.attached++;
       let refused: string | undefined;
-      if (own.length > MAX_ROUTE_LINES) {
-        reads.warn(`${describe(route)}: would add ${own.length} match lines (hostnames x rules x matches x listeners), over the limit of ${MAX_ROUTE_LINES}; it is not served`);
-        refused = `over ${MAX_ROUTE_LINES} match lines`;
-      } else if (attached.length > 0) {
-        const key = keyOf(route);
-        const lineSizes = own.map(([, c]) => c.hostname.length + JSON.stringify(c.match).length);
-        items.push({ kind: 'HTTPRoute', key, claimant: claimantOf(route, 'HTTPRoute'), outputBytes: routeOutputBytes(built.backends, lineSizes), slots: checkedSlots(built.backends) });
+      if (lines.tooMany) refused = `over ${MAX_ROUTE_LINES} match lines`;
+      else if (lines.item !== undefined) {
+        items.push(lines.item);
         if (limits.shed.has(key)) refused = "over its namespace's share of the output budget";
       }
       if (refused !== undefined) {
-        for (const a of attached) a.listener.attached--;
+        for (const a of attachments) a.listener.attached--;
       } else {
-        for (const [bind, candidate] of own) {
+        for (const [bind, candidate] of lines.own) {
           const list = candidates.get(bind);
           if (list === undefined) candidates.set(bind, [candidate]);
           else list.push(candidate);
         }
-        const starved = limits.starved.has(keyOf(route));
-        if (attached.length > 0) for (const backend of built.backends) backends.set(backend.name, starved ? this.#starve(backend) : backend);
+        const starved = limits.starved.has(key);
+        if (attachments.length > 0) for (const backend of built.backends) backends.set(backend.name, starved ? this.#starve(backend) : backend);
       }
-      routeStatus.push({
-        namespace: route.metadata.namespace ?? '',
-        name: route.metadata.name,
-        generation: generationOf(route),
-        parents: parents.map((p) => ({
-          gateway: p.gateway,
-          sectionName: p.sectionName,
-          port: p.port,
-          conditions: [refused === undefined ? p.accepted : { type: 'Accepted', status: 'False', reason: 'UnsupportedValue', message: refused }, built.resolvedRefs],
-        })),
-      });
+      routeStatus.push(statusOf(entry, refused));
     }
     const redirects = new Map<string, GatewayRedirect>();
     const redirectName = (r: Omit<GatewayRedirect, 'name'>): string => {
@@ -216,12 +230,12 @@ export class GatewayModelBuilder {
       return found.name;
     };
     const certificates = new Map<string, GatewayCertificate>();
-    const frontends: GatewayFrontend[] = [...byBind.keys()].sort().map((bind, i) => {
-      const listeners = byBind.get(bind) ?? [];
+    const frontends: GatewayFrontend[] = [...context.byBind.keys()].sort().map((bind, i) => {
+      const listeners = context.byBind.get(bind) ?? [];
       const https = listeners[0]?.spec.protocol === 'HTTPS';
       for (const l of listeners) if (l.certificate !== undefined) certificates.set(l.certificate.name, l.certificate);
       return {
-        ...frontendRoutes(`gateway-${i}-`, candidates.get(bind) ?? [], redirectName),
+        ...this.#frontends.routes(bind, `gateway-${i}-`, candidates.get(bind) ?? [], redirectName),
         name: `gw_${i}`,
         bind,
         scheme: https ? ('https' as const) : ('http' as const),
@@ -229,22 +243,40 @@ export class GatewayModelBuilder {
         listeners: listeners.length < 2 ? [] : listeners.map((l, index) => ({ index, hostCondition: hostCondition(l.spec.hostname ?? '') })),
       };
     });
-    const sorted = [...backends.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const slotText = sorted.map((b) => slotLine(b.name, b.servers.map((s) => (s.enabled ? s.address : '')))).join('');
+    this.#frontends.keep(context.byBind.keys());
+    const { sorted, slotText: ownSlots } = this.#backendList.of(backends);
     const status = {
       gatewayClasses: classStatus,
-      gateways: entries.map((e) => ({
+      gateways: context.entries.map((e) => ({
         namespace: e.gateway.metadata.namespace ?? '',
         name: e.gateway.metadata.name,
-        generation: generationOf(e.gateway),
+        generation: generationOf(e.gateway.metadata),
         conditions: e.conditions,
         listeners: listenerStatuses(e),
       })),
       httpRoutes: routeStatus,
     };
     const sortedCertificates = [...certificates.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    return { model: { frontends, certificates: sortedCertificates, redirects: [...redirects.values()], status }, backends: sorted, slotText };
+    return { model: { frontends, certificates: sortedCertificates, redirects: [...redirects.values()], status }, backends: sorted, slotText: ownSlots };
   }
+}
+
+/** A route's status: its parents' acceptance (or why it is refused) and ResolvedRefs. */
+function statusOf(entry: RouteEntry, refused: string | undefined): RouteStatus {
+  const { route } = entry;
+  const owned = entry.owned as NonNullable<RouteEntry['owned']>;
+  const built = (entry.backends as NonNullable<RouteEntry['backends']>).built;
+  return {
+    namespace: route.metadata.namespace ?? '',
+    name: route.metadata.name,
+    generation: generationOf(route.metadata),
+    parents: owned.parents.map((p) => ({
+      gateway: p.gateway,
+      sectionName: p.sectionName,
+      port: p.port,
+      conditions: [refused === undefined ? p.accepted : { type: 'Accepted', status: 'False', reason: 'UnsupportedValue', message: refused }, built.resolvedRefs],
+    })),
+  };
 }
 
 /**
@@ -260,18 +292,20 @@ function tlsOf(crtList: string, listeners: readonly BoundListener[]): GatewayTls
   return { crtList, entries, strictSni: catchAll === undefined };
 }
 
-/** The parent without the hostnames another namespace owns; not Accepted when none is left. */
+/** The parent without the hostnames another namespace owns (its attachments are left as they are); not Accepted when none is left. */
 export function keepOwnedHosts(parent: ParentResult, route: KubeObject, ownership: HostOwnership, reads: RecordedReads): ParentResult {
   if (parent.attachments.length === 0) return parent;
   const ns = route.metadata.namespace ?? '';
-  const attachments = parent.attachments.filter((a) => {
-    a.hostnames = a.hostnames.filter((host) => {
+  const attachments: Attachment[] = [];
+  for (const a of parent.attachments) {
+    const hostnames = a.hostnames.filter((host) => {
       const owner = host === '' ? undefined : ownership.otherOwner(host, ns);
       if (owner !== undefined) reads.warn(`${describe(route)}: hostname ${host} belongs to ${owner.owner}, which claimed it first; the route does not answer it`);
       return owner === undefined;
     });
-    return a.hostnames.length > 0;
-  });
+    if (hostnames.length === 0) continue;
+    attachments.push(hostnames.length === a.hostnames.length ? a : { listener: a.listener, hostnames });
+  }
   if (attachments.length > 0) return { ...parent, attachments };
   return { ...parent, attachments, accepted: { type: 'Accepted', status: 'False', reason: 'NotAllowedByListeners', message: 'every hostname of the route belongs to another namespace' } };
 }
@@ -283,11 +317,4 @@ function sameItems(a: readonly RouteBudgetItem[], b: readonly RouteBudgetItem[])
   });
 }
 
-function keyOf(object: KubeObject): string {
-  return `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
-}
 
-function generationOf(object: KubeObject | undefined): number | undefined {
-  const generation = (object?.metadata as { generation?: unknown } | undefined)?.generation;
-  return typeof generation === 'number' ? generation : undefined;
-}

@@ -18,7 +18,7 @@ export interface FrontendRoutes {
   readonly lateLines: readonly GatewayMatchLine[];
 }
 
-interface Planned extends PlannedRoute, TableRoute {
+export interface Planned extends PlannedRoute, TableRoute {
   readonly scope: string;
   readonly line: GatewayMatchLine;
 }
@@ -26,21 +26,28 @@ interface Planned extends PlannedRoute, TableRoute {
 /** The routes of the bind whose map files start with `mapPrefix`; sorts `candidates` in precedence order. */
 export function frontendRoutes(mapPrefix: string, candidates: LineCandidate[], redirect: (r: Omit<GatewayRedirect, 'name'>) => string): FrontendRoutes {
   candidates.sort(compareCandidates);
-  const planned = candidates.map((candidate): Planned => {
-    const line = lineOf(candidate, redirect);
-    const path = candidate.match.path;
-    const exact = path?.type === 'Exact';
-    return {
-      host: candidate.hostname,
-      group: `${candidate.listenerKey}\0${candidate.hostname}`,
-      conditional: hasConditions(candidate.match) || line.targets.length !== 1,
-      path: exact ? (path?.value ?? '/') : normalizePrefix(path?.value),
-      exact,
-      backend: line.targets[0]?.backend ?? '',
-      scope: candidate.listenerKey,
-      line,
-    };
-  });
+  return plannedRoutes(mapPrefix, candidates.map((candidate) => plannedOf(candidate, redirect)));
+}
+
+/** A candidate as the route table sees it, with its match line. */
+export function plannedOf(candidate: LineCandidate, redirect: (r: Omit<GatewayRedirect, 'name'>) => string): Planned {
+  const line = lineOf(candidate, redirect);
+  const path = candidate.match.path;
+  const exact = path?.type === 'Exact';
+  return {
+    host: candidate.hostname,
+    group: `${candidate.listenerKey}\0${candidate.hostname}`,
+    conditional: hasConditions(candidate.match) || line.targets.length !== 1,
+    path: exact ? (path?.value ?? '/') : normalizePrefix(path?.value),
+    exact,
+    backend: line.targets[0]?.backend ?? '',
+    scope: candidate.listenerKey,
+    line,
+  };
+}
+
+/** The maps and rules of planned candidates given in precedence order. */
+export function plannedRoutes(mapPrefix: string, planned: readonly Planned[]): FrontendRoutes {
   const plan = planRoutes(planned);
   const tables = claimTables(plan.mapped, undefined, (route) => route.scope);
   const map = (file: string, entries: GatewayRouteMaps['hostExact']['entries']): GatewayRouteMaps['hostExact'] => ({ name: `${mapPrefix}${file}`, entries });
