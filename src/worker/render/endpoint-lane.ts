@@ -4,12 +4,14 @@
 // rendered it (MemoCache.rerender: a memo block's text depends only on its key object and the
 // set's constants), and the new texts are spliced into the previous output, as are the backends'
 // server-slots lines. The result is what a whole render would give. Whenever that cannot be
-// shown cheaply, the lane declines (undefined) and the caller renders the whole set:
+// shown cheaply, the lane declines (undefined) and the caller renders the whole set. HTTPRoute
+// backends (`gw_…`, their Service maybe in another namespace) go the same way as Ingress ones:
+// their sections, filters included, are memo blocks keyed by the backend too. It declines when:
 // - anything but the EndpointSlice store changed, or the template set, exclusions or baseline;
 // - a template reads the EndpointSlice store itself, or a backend's section is not a memo block
 //   of the config keyed by its model object;
-// - a changed slice is rejected (whole or in part), or was; a touched backend is a Gateway
-//   backend, a DNS one, one without servers, or its Service had a warning; resolving it warns;
+// - a changed slice is rejected (whole or in part), or was; a touched backend is a DNS one, one
+//   without servers, or its Service had a warning; resolving it warns;
 // - the slot count of a backend changes (slots are structure: a reload follows anyway).
 // Changed server lines keep their number of lines, so the origin index of the base still holds.
 import type { KubeObject, OriginIndex, RenderBaseline, RenderExclusions, RenderSuccess, TemplateSetSource, TextEdit } from '../protocol.js';
@@ -116,10 +118,10 @@ export function endpointLane(engine: TemplateEngine, base: LaneBase, request: La
 
 /** The backend with its servers resolved again: itself when they are the same, undefined to decline. */
 function reslotted(backend: Backend, reader: GuardedReader, options: ReturnType<typeof modelOptions>): Backend | undefined {
-  if (backend.dns || backend.gateway !== undefined || backend.servers.length === 0) return undefined;
+  if (backend.dns || backend.servers.length === 0) return undefined;
   const reads = new RecordedReads(reader);
   const port = /^\d+$/.test(backend.port) ? { number: Number(backend.port) } : { name: backend.port };
-  const { addresses, dns } = serviceServers(reads, options, backend.namespace, { service: { name: backend.service, port } }, backend.name, backend.ingress);
+  const { addresses, dns } = serviceServers(reads, options, serviceNamespace(backend), { service: { name: backend.service, port } }, backend.name, backend.ingress);
   if (dns || reads.log.length > 0) return undefined;
   const servers = assignSlots(addresses, backend.servers.map((server) => (server.enabled ? server.address : '')), options.serverSlots);
   if (servers.length !== backend.servers.length) return undefined;
@@ -214,10 +216,15 @@ function sameOutput(baseline: RenderBaseline | undefined, outcome: RenderSuccess
 function indexByService(backends: ReadonlyMap<string, Backend>): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const backend of backends.values()) {
-    const key = `${backend.namespace}/${backend.service}`;
+    const key = `${serviceNamespace(backend)}/${backend.service}`;
     const list = out.get(key);
     if (list === undefined) out.set(key, [backend.name]);
     else list.push(backend.name);
   }
   return out;
+}
+
+/** The namespace of a backend's Service: its own, or the one an HTTPRoute's backendRef names. */
+function serviceNamespace(backend: Backend): string {
+  return backend.serviceNamespace ?? backend.namespace;
 }

@@ -113,6 +113,41 @@ export class GatewayModelBuilder {
     return run;
   }
 
+  /**
+   * The routes whose backends' lines differ between the baseline's slot text and this builder's
+   * own last one (an endpoint change the endpoint lane applied, say); undefined when that cannot
+   * be told line by line, and every route backend is built again.
+   */
+  #slotChanges(slotText: string): Set<string> | undefined {
+    const own = this.#ownSlots;
+    if (own === undefined) return undefined;
+    if (slotText === own) return new Set();
+    const before = own.split('\n');
+    const after = slotText.split('\n');
+    if (before.length !== after.length) return undefined;
+    let owners: Map<string, string> | undefined;
+    const keys = new Set<string>();
+    for (let i = 0; i < before.length; i++) {
+      const a = before[i] as string;
+      const b = after[i] as string;
+      if (a === b) continue;
+      const name = a.slice(0, a.indexOf(' '));
+      if (name === '' || !b.startsWith(`${name} `)) return undefined;
+      owners ??= this.#backendOwners();
+      const key = owners.get(name);
+      if (key === undefined) return undefined;
+      keys.add(key);
+    }
+    return keys;
+  }
+
+  /** The route of each backend of the kept entries, by backend name. */
+  #backendOwners(): Map<string, string> {
+    const owners = new Map<string, string>();
+    for (const entry of this.#entries.values()) for (const backend of entry.backends?.built.backends ?? []) owners.set(backend.name, entry.key);
+    return owners;
+  }
+
   /** A starved route's backend: no servers (its requests answer 503 until the slots fit again). */
   #starve(backend: Backend): Backend {
     let emptied = this.#emptied.get(backend);
@@ -134,10 +169,12 @@ export class GatewayModelBuilder {
       return classStatus.length === 0 ? EMPTY_BUILD : { ...EMPTY_BUILD, model: { ...EMPTY_GATEWAY_MODEL, status: { ...EMPTY_GATEWAY_MODEL.status, gatewayClasses: classStatus } } };
     }
     for (const listeners of context.byBind.values()) for (const listener of listeners) listener.attached = 0;
-    // Route backends are kept while the Services, EndpointSlices and ReferenceGrants they read are unchanged, and
-    // the baseline's slots are this builder's own last output.
+    // Route backends are kept while the Services, EndpointSlices and ReferenceGrants they read
+    // are unchanged, and their lines of the baseline's slot file are this builder's own last ones.
     const dirty = this.#dependents.invalidate(source, [this.#model.stores.services, this.#model.stores.endpointSlices, options.stores.referenceGrants]);
-    const keepBackends = dirty !== undefined && (!unlimited || slotText === this.#ownSlots);
+    const moved = unlimited ? this.#slotChanges(slotText) : new Set<string>();
+    const keepBackends = dirty !== undefined && moved !== undefined;
+    for (const key of moved ?? []) dirty?.add(key);
     // A few backends look their lines up; more parse the whole file once.
     let parsed: ReadonlyMap<string, readonly string[]> | undefined;
     let lookups = 0;
