@@ -42,6 +42,8 @@ export interface LaneBase {
   byService?: Map<string, string[]>;
   /** Stores the templates read themselves. */
   readonly templateReads: ReadonlySet<string>;
+  /** UTF-8 bytes of the output (config and auxiliary files), counted on first use, then kept up to date by each lane render. */
+  bytes?: number;
 }
 
 export interface LaneRequest {
@@ -60,6 +62,8 @@ export interface LaneRender {
   /** By file (`config`, `files/server-slots.txt`). */
   readonly edits: Readonly<Record<string, readonly TextEdit[]>>;
   readonly origins: OriginIndex | undefined;
+  /** UTF-8 bytes of the output, config and auxiliary files (the base's, with the edits'). */
+  readonly bytes: number;
 }
 
 /** The base a whole render leaves. */
@@ -154,6 +158,7 @@ function splice(engine: TemplateEngine, base: LaneBase, request: LaneRequest, ch
     memoDepth: 0,
   };
   const data = { scope, root: { values: request.set.values, paths: request.paths } };
+  let bytes = (base.bytes ??= outputBytes(outcome));
   for (const [before, after] of changed) {
     const texts = memo.rerender(before, after, data);
     if (texts.length === 0) return undefined;
@@ -161,12 +166,15 @@ function splice(engine: TemplateEngine, base: LaneBase, request: LaneRequest, ch
       const at = lineStartIndex(config, text.before);
       if (!text.id.startsWith('haproxyConfig#') || at < 0 || lineCount(text.before) !== lineCount(text.after)) return undefined;
       configEdits.push({ at, remove: text.before.length, text: text.after });
+      bytes += Buffer.byteLength(text.after) - Buffer.byteLength(text.before);
     }
     if (slots !== undefined) {
       const old = slotLine(before.name, before.servers.map((server) => (server.enabled ? server.address : '')));
       const at = lineStartIndex(slots, old);
       if (at < 0) return undefined;
-      slotEdits.push({ at, remove: old.length, text: slotLine(after.name, after.servers.map((server) => (server.enabled ? server.address : ''))) });
+      const line = slotLine(after.name, after.servers.map((server) => (server.enabled ? server.address : '')));
+      slotEdits.push({ at, remove: old.length, text: line });
+      bytes += Buffer.byteLength(line) - Buffer.byteLength(old);
     }
   }
   const haproxyConfig = applyEdits(config, configEdits);
@@ -174,10 +182,18 @@ function splice(engine: TemplateEngine, base: LaneBase, request: LaneRequest, ch
   if (haproxyConfig === undefined || (slots !== undefined && slotText === undefined)) return undefined;
   const files = slotText === undefined ? outcome.auxiliaryFiles.files : { ...outcome.auxiliaryFiles.files, [SERVER_SLOTS_FILE]: slotText };
   for (const [, after] of changed) base.backends.set(after.name, after);
+  base.bytes = bytes;
   const edits: Record<string, readonly TextEdit[]> = {};
   if (configEdits.length > 0) edits['config'] = sortedEdits(configEdits);
   if (slotEdits.length > 0) edits[`files/${SERVER_SLOTS_FILE}`] = sortedEdits(slotEdits);
-  return { haproxyConfig, auxiliaryFiles: { ...outcome.auxiliaryFiles, files }, edits, origins: outcome.origins };
+  return { haproxyConfig, auxiliaryFiles: { ...outcome.auxiliaryFiles, files }, edits, origins: outcome.origins, bytes };
+}
+
+/** UTF-8 bytes of an output: its config and every auxiliary file. */
+function outputBytes(outcome: RenderSuccess): number {
+  let bytes = Buffer.byteLength(outcome.haproxyConfig);
+  for (const kind of ['maps', 'files', 'certificates'] as const) for (const text of Object.values(outcome.auxiliaryFiles[kind])) bytes += Buffer.byteLength(text);
+  return bytes;
 }
 
 /** Where `needle` starts a line of `text`, or -1. */
