@@ -1,39 +1,62 @@
 // The route backends of a Gateway build sorted by name, and their server-slots lines, kept from
-// the previous build: the same backends give the same list and text, backends replaced under the
-// same names keep the order, and each backend's slot line is made once per backend object.
+// the previous build. A build hands in each served route's backends in route order; lists that
+// are the same arrays as before keep their places, a list replaced by one of the same names puts
+// its new objects in the old places, and anything else (a route or backend added or gone, a name
+// met twice) sorts the whole set by name as a cold build does (a later backend of a name wins).
+// Each backend's slot line is made once per backend object.
 import type { Backend } from './model.js';
 import { slotLine } from './server-slots.js';
 
+/** Over this many replaced lists, the set is sorted whole. */
+const MAX_PATCHED = 64;
+
 export class GatewayBackendList {
-  #sorted: readonly Backend[] = [];
+  #lists: readonly (readonly Backend[])[] = [];
+  #sorted: Backend[] = [];
+  /** Position of each name in `#sorted`; undefined when a name was met twice. */
+  #index: Map<string, number> | undefined;
   #slotText = '';
   readonly #lines = new WeakMap<Backend, string>();
 
-  /** `backends` (by name) sorted by name, and their slot-file lines in that order. */
-  of(backends: ReadonlyMap<string, Backend>): { sorted: readonly Backend[]; slotText: string } {
-    let sorted: Backend[] | undefined;
-    let same = backends.size === this.#sorted.length;
-    if (same) {
-      for (let i = 0; i < this.#sorted.length; i++) {
-        const before = this.#sorted[i] as Backend;
-        const now = backends.get(before.name);
-        if (now === undefined) {
-          sorted = undefined;
-          same = false;
-          break;
-        }
-        if (now !== before) {
-          sorted ??= this.#sorted.slice(0, i);
-          same = false;
-        }
-        sorted?.push(now);
+  /** The backends of `lists` sorted by name, and their slot-file lines in that order. */
+  of(lists: readonly (readonly Backend[])[]): { sorted: readonly Backend[]; slotText: string } {
+    const patched = this.#patch(lists);
+    if (patched === undefined) {
+      const byName = new Map<string, Backend>();
+      let count = 0;
+      for (const list of lists) {
+        for (const backend of list) byName.set(backend.name, backend);
+        count += list.length;
       }
+      this.#sorted = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      this.#index = count === byName.size ? new Map(this.#sorted.map((b, i) => [b.name, i])) : undefined;
+    } else if (!patched) {
+      return { sorted: this.#sorted, slotText: this.#slotText };
     }
-    if (same) return { sorted: this.#sorted, slotText: this.#slotText };
-    sorted ??= [...backends.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    this.#lists = lists;
+    this.#slotText = this.#sorted.map((b) => this.#lineOf(b)).join('');
+    return { sorted: this.#sorted, slotText: this.#slotText };
+  }
+
+  /** Puts the replaced lists' backends in place: false when nothing changed, undefined when it cannot. */
+  #patch(lists: readonly (readonly Backend[])[]): boolean | undefined {
+    const index = this.#index;
+    const before = this.#lists;
+    if (index === undefined || lists.length !== before.length) return undefined;
+    const changed: number[] = [];
+    for (let i = 0; i < lists.length; i++) {
+      if (lists[i] === before[i]) continue;
+      if (changed.length === MAX_PATCHED) return undefined;
+      const a = before[i] as readonly Backend[];
+      const b = lists[i] as readonly Backend[];
+      if (a.length !== b.length || a.some((backend, j) => backend.name !== (b[j] as Backend).name)) return undefined;
+      changed.push(i);
+    }
+    if (changed.length === 0) return false;
+    const sorted = [...this.#sorted];
+    for (const i of changed) for (const backend of lists[i] as readonly Backend[]) sorted[index.get(backend.name) as number] = backend;
     this.#sorted = sorted;
-    this.#slotText = sorted.map((b) => this.#lineOf(b)).join('');
-    return { sorted, slotText: this.#slotText };
+    return true;
   }
 
   #lineOf(backend: Backend): string {

@@ -15,7 +15,7 @@ import { gatewayContext, generationOf, type GatewayContext } from './gateway-con
 import { hostCondition } from './gateway-hostnames.js';
 import type { LineCandidate } from './gateway-lines.js';
 import type { HostOwnership } from './gateway-ownership.js';
-import { attachEntry, backendsOf, claimHosts, linesOf, MAX_ROUTE_LINES, routeKey, type RouteEntry } from './gateway-route-entries.js';
+import { attachEntry, backendsOf, claimHosts, linesOf, MAX_ROUTE_LINES, type RouteEntry } from './gateway-route-entries.js';
 import { FrontendRouteCache, RouteOrder } from './gateway-route-cache.js';
 import { EMPTY_GATEWAY_MODEL, type GatewayCertificate, type GatewayFrontend, type GatewayModel, type GatewayTls, type GatewayOptions, type GatewayRedirect, type RouteStatus } from './gateway-model.js';
 import type { Backend, ModelOptions } from './model.js';
@@ -57,7 +57,7 @@ export class GatewayModelBuilder {
   #unlimited: Run | undefined;
   #limited: Run | undefined;
   /** What the routes contributed to the last build, by `namespace/name` (gateway-route-entries.ts). */
-  #entries = new Map<string, RouteEntry>();
+  readonly #entries = new Map<string, RouteEntry>();
   #context: GatewayContext | undefined;
   /** The ownership of the last build, over its context's Ingress claims and every route's. */
   #ownership: { readonly context: GatewayContext; readonly ownership: HostOwnership } | undefined;
@@ -68,8 +68,10 @@ export class GatewayModelBuilder {
   readonly #order = new RouteOrder();
   readonly #frontends = new FrontendRouteCache();
   readonly #backendList = new GatewayBackendList();
-  /** The server-less copy of each starved route backend, kept while the backend lives. */
-  readonly #emptied = new WeakMap<Backend, Backend>();
+  /** The server-less copies of a starved route's backends, kept while its backends live. */
+  readonly #emptied = new WeakMap<object, readonly Backend[]>();
+  /** Marks the entries of the routes of the current build. */
+  #stamp = 0;
 
   constructor(model: ModelOptions, options: GatewayOptions) {
     this.#model = model;
@@ -148,12 +150,12 @@ export class GatewayModelBuilder {
     return owners;
   }
 
-  /** A starved route's backend: no servers (its requests answer 503 until the slots fit again). */
-  #starve(backend: Backend): Backend {
-    let emptied = this.#emptied.get(backend);
+  /** A starved route's backends: no servers (its requests answer 503 until the slots fit again), the same array while its backends are. */
+  #starved(backends: NonNullable<RouteEntry['backends']>): readonly Backend[] {
+    let emptied = this.#emptied.get(backends);
     if (emptied === undefined) {
-      emptied = Object.freeze({ ...backend, servers: Object.freeze([]) });
-      this.#emptied.set(backend, emptied);
+      emptied = backends.built.backends.map((backend) => Object.freeze({ ...backend, servers: Object.freeze([]) }));
+      this.#emptied.set(backends, emptied);
     }
     return emptied;
   }
@@ -164,7 +166,7 @@ export class GatewayModelBuilder {
     reads.log.push(...context.log);
     const { classStatus } = context;
     if (context.classes.size === 0) {
-      this.#entries = new Map();
+      this.#entries.clear();
       this.#dependents = new EntryDependents();
       return classStatus.length === 0 ? EMPTY_BUILD : { ...EMPTY_BUILD, model: { ...EMPTY_GATEWAY_MODEL, status: { ...EMPTY_GATEWAY_MODEL.status, gatewayClasses: classStatus } } };
     }
@@ -182,35 +184,40 @@ export class GatewayModelBuilder {
       if (parsed === undefined && ++lookups <= MAX_SLOT_LOOKUPS) return backendSlots(slotText, name);
       return (parsed ??= parseSlotFile(slotText)).get(name);
     };
-    const routes = this.#order.sorted(reads.list(options.stores.httpRoutes));
+    const { routes, keys } = this.#order.sorted(reads.list(options.stores.httpRoutes));
     // Attach every route first: host ownership is decided over all claims at once.
-    const previous = this.#entries;
-    const entries = new Map<string, RouteEntry>();
+    const entries = this.#entries;
+    const stamp = ++this.#stamp;
     let claimsChanged = this.#ownership === undefined || this.#ownership.context !== context;
     const attached: RouteEntry[] = [];
-    for (const route of routes) {
-      const key = routeKey(route);
-      const before = previous.get(key);
+    for (let i = 0; i < routes.length; i++) {
+      const route = routes[i] as KubeObject;
+      const key = keys[i] as string;
+      const before = entries.get(key);
       let entry = before;
       if (entry === undefined || entry.route !== route || entry.context !== context) {
         entry = attachEntry(route, context, source, options);
         if (before?.route === route) entry.backends = before.backends;
+        else if (before?.backends !== undefined) this.#dependents.unregister({ key, deps: before.backends.deps });
         if (entry.claims !== (before?.claims ?? '')) claimsChanged = true;
+        entries.set(key, entry);
       }
+      entry.seen = stamp;
       if (entry.backends !== undefined && (!keepBackends || dirty.has(key))) {
         this.#dependents.unregister({ key, deps: entry.backends.deps });
         entry.backends = undefined;
       }
-      entries.set(key, entry);
-      reads.log.push(...entry.attachLog);
+      if (entry.attachLog.length > 0) reads.log.push(...entry.attachLog);
       if (entry.attached.length > 0) attached.push(entry);
     }
-    for (const [key, entry] of previous) {
-      if (entries.get(key) === entry) continue;
-      if (!entries.has(key) && entry.claims !== '') claimsChanged = true;
-      if (entry.backends !== undefined && entries.get(key)?.backends !== entry.backends) this.#dependents.unregister({ key, deps: entry.backends.deps });
+    if (entries.size > routes.length) {
+      for (const [key, entry] of entries) {
+        if (entry.seen === stamp) continue;
+        if (entry.claims !== '') claimsChanged = true;
+        if (entry.backends !== undefined) this.#dependents.unregister({ key, deps: entry.backends.deps });
+        entries.delete(key);
+      }
     }
-    this.#entries = entries;
     if (claimsChanged) {
       const ownership = context.ownership.fork();
       for (const entry of attached) claimHosts(entry, ownership);
@@ -218,24 +225,25 @@ export class GatewayModelBuilder {
     }
     const ownership = (this.#ownership as { ownership: HostOwnership }).ownership;
     const candidates = new Map<string, LineCandidate[]>();
-    const backends = new Map<string, Backend>();
+    const served: (readonly Backend[])[] = [];
     const routeStatus: RouteStatus[] = [];
     for (const entry of attached) {
       const { route, key } = entry;
       if (entry.owned?.ownership !== ownership) {
         const ownReads = new RecordedReads(source);
         const parents = entry.attached.map((parent) => keepOwnedHosts(parent, route, ownership, ownReads));
-        entry.owned = { ownership, parents, log: ownReads.log };
+        entry.owned = { ownership, parents, attachments: parents.flatMap((p) => p.attachments), log: ownReads.log };
       }
       if (entry.backends === undefined) {
         entry.backends = backendsOf(route, source, this.#model, options, slots);
         this.#dependents.register({ key, deps: entry.backends.deps });
       }
       if (entry.lines?.from.owned !== entry.owned || entry.lines.from.backends !== entry.backends) entry.lines = linesOf(entry);
-      const { owned, lines } = entry;
-      const { built } = entry.backends;
-      reads.log.push(...owned.log, ...entry.backends.log, ...lines.log);
-      const attachments = owned.parents.flatMap((p) => p.attachments);
+      const { owned, lines, backends } = entry;
+      if (owned.log.length > 0) reads.log.push(...owned.log);
+      if (backends.log.length > 0) reads.log.push(...backends.log);
+      if (lines.log.length > 0) reads.log.push(...lines.log);
+      const { attachments } = owned;
       for (const a of attachments) a.listener.attached++;
       let refused: string | undefined;
       if (lines.tooMany) refused = `over ${MAX_ROUTE_LINES} match lines`;
@@ -251,10 +259,11 @@ export class GatewayModelBuilder {
           if (list === undefined) candidates.set(bind, [candidate]);
           else list.push(candidate);
         }
-        const starved = limits.starved.has(key);
-        if (attachments.length > 0) for (const backend of built.backends) backends.set(backend.name, starved ? this.#starve(backend) : backend);
+        if (attachments.length > 0 && backends.built.backends.length > 0) served.push(limits.starved.has(key) ? this.#starved(backends) : backends.built.backends);
       }
-      routeStatus.push(statusOf(entry, refused));
+      let status = entry.status;
+      if (status === undefined || status.refused !== refused || status.from !== lines) status = entry.status = { refused, from: lines, status: statusOf(entry, refused) };
+      routeStatus.push(status.status);
     }
     const redirects = new Map<string, GatewayRedirect>();
     const redirectName = (r: Omit<GatewayRedirect, 'name'>): string => {
@@ -281,7 +290,7 @@ export class GatewayModelBuilder {
       };
     });
     this.#frontends.keep(context.byBind.keys());
-    const { sorted, slotText: ownSlots } = this.#backendList.of(backends);
+    const { sorted, slotText: ownSlots } = this.#backendList.of(served);
     const status = {
       gatewayClasses: classStatus,
       gateways: context.entries.map((e) => ({

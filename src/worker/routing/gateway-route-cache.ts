@@ -19,29 +19,32 @@ const MAX_MERGED = 256;
 
 export class RouteOrder {
   #list: readonly KubeObject[] | undefined;
-  #sorted: KubeObject[] = [];
-  /** Index in `#sorted` and creation time, by `namespace/name`. */
+  #sorted: { routes: readonly KubeObject[]; keys: readonly string[] } = { routes: [], keys: [] };
+  /** Index in the order and creation time, by `namespace/name`. */
   #at = new Map<string, { index: number; created: number }>();
 
-  /** `list` oldest first, then by namespace/name. */
-  sorted(list: readonly KubeObject[]): readonly KubeObject[] {
+  /** `list` oldest first, then by namespace/name, and the `namespace/name` of each. */
+  sorted(list: readonly KubeObject[]): { routes: readonly KubeObject[]; keys: readonly string[] } {
     if (list === this.#list) return this.#sorted;
-    const kept = list.length === this.#sorted.length ? this.#reordered(list) : undefined;
+    const kept = list.length === this.#sorted.routes.length ? this.#reordered(list) : undefined;
     this.#list = list;
-    if (kept !== undefined) return (this.#sorted = kept);
+    if (kept !== undefined) return (this.#sorted = { routes: kept, keys: this.#sorted.keys });
     const keyed = list.map((route) => ({ route, created: creationTime(route), key: keyOf(route) }));
     keyed.sort((a, b) => a.created - b.created || a.key.localeCompare(b.key));
-    this.#sorted = keyed.map((k) => k.route);
+    this.#sorted = { routes: keyed.map((k) => k.route), keys: keyed.map((k) => k.key) };
     this.#at = new Map(keyed.map((k, index) => [k.key, { index, created: k.created }]));
     return this.#sorted;
   }
 
   /** The previous order with `list`'s objects, when it holds the same keys with the same creation times. */
   #reordered(list: readonly KubeObject[]): KubeObject[] | undefined {
+    const previous = this.#sorted.routes;
     const out = new Array<KubeObject | undefined>(list.length);
     for (const route of list) {
-      const at = this.#at.get(keyOf(route));
-      if (at === undefined || out[at.index] !== undefined || creationTime(route) !== at.created) return undefined;
+      const key = keyOf(route);
+      const at = this.#at.get(key);
+      if (at === undefined || out[at.index] !== undefined) return undefined;
+      if (previous[at.index] !== route && creationTime(route) !== at.created) return undefined;
       out[at.index] = route;
     }
     return out as KubeObject[];

@@ -15,12 +15,12 @@ import type { KubeObject } from '../protocol.js';
 import { describe } from '../store/object-guard.js';
 import type { Claimant } from './claimant.js';
 import { creationTime } from './claimant.js';
-import { attachRoute, type ParentResult } from './gateway-attachment.js';
+import { attachRoute, type Attachment, type ParentResult } from './gateway-attachment.js';
 import { routeBackends, type MatchSpec, type RouteBackends, type RuleSpec } from './gateway-backends.js';
 import type { GatewayContext } from './gateway-context.js';
 import type { LineCandidate } from './gateway-lines.js';
 import { claimantOf, type HostOwnership } from './gateway-ownership.js';
-import type { GatewayOptions } from './gateway-model.js';
+import type { GatewayOptions, RouteStatus } from './gateway-model.js';
 import type { ModelOptions } from './model.js';
 import type { ModelSource } from './model-source.js';
 import { RecordedReads, type LogEntry } from './recorded-reads.js';
@@ -39,9 +39,13 @@ export interface RouteEntry {
   readonly attachLog: readonly LogEntry[];
   /** Its claims (claimant and hostnames), as one string: the same string, the same claims. */
   readonly claims: string;
-  owned?: { readonly ownership: HostOwnership; readonly parents: readonly ParentResult[]; readonly log: readonly LogEntry[] } | undefined;
+  owned?: { readonly ownership: HostOwnership; readonly parents: readonly ParentResult[]; readonly attachments: readonly Attachment[]; readonly log: readonly LogEntry[] } | undefined;
   backends?: { readonly built: RouteBackends; readonly log: readonly LogEntry[]; readonly deps: readonly string[] } | undefined;
   lines?: RouteLines | undefined;
+  /** Its status, for whether it was refused (and why), from its lines. */
+  status?: { readonly refused: string | undefined; readonly from: RouteLines; readonly status: RouteStatus } | undefined;
+  /** The build that last met it. */
+  seen: number;
 }
 
 /** The candidates and measures of a route, from its owned parents and backends. */
@@ -68,7 +72,7 @@ export function attachEntry(route: KubeObject, context: GatewayContext, source: 
   const hosts: string[] = [];
   for (const parent of attached) for (const a of parent.attachments) for (const host of a.hostnames) if (host !== '') hosts.push(host);
   const claims = hosts.length === 0 ? '' : `${claimant.created}\0${claimant.owner}\0${hosts.join('\0')}`;
-  return { key: routeKey(route), route, context, attached, attachLog: reads.log, claims };
+  return { key: routeKey(route), route, context, attached, attachLog: reads.log, claims, seen: 0 };
 }
 
 /** The route's claims on `ownership`. */
@@ -92,7 +96,7 @@ export function linesOf(entry: RouteEntry): RouteLines {
   const backends = entry.backends as NonNullable<RouteEntry['backends']>;
   const { route, context } = entry;
   const { built } = backends;
-  const attached = owned.parents.flatMap((p) => p.attachments);
+  const attached = owned.attachments;
   const claimant: Claimant = { owner: entry.key, namespace: route.metadata.namespace ?? '', created: creationTime(route) };
   const rules = (route.spec as { rules?: (RuleSpec | null)[] }).rules ?? [];
   const own: [string, LineCandidate][] = [];
