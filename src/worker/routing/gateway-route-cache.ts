@@ -12,7 +12,10 @@ import type { KubeObject } from '../protocol.js';
 import { creationTime } from './claimant.js';
 import { compareCandidates, type LineCandidate } from './gateway-lines.js';
 import type { GatewayRedirect } from './gateway-model.js';
-import { plannedOf, plannedRoutes, type FrontendRoutes, type Planned } from './gateway-routes.js';
+import { plannedOf, type FrontendRoutes, type Planned } from './gateway-routes.js';
+import type { GatewayRouteMaps } from './gateway-model.js';
+import type { RouteEntry } from './model.js';
+import { comparatorOf, planRoutes, routeClaims, TABLES, type Claim, type TableName } from './route-table.js';
 
 /** Over this many new candidates in a bind, it is sorted whole. */
 const MAX_MERGED = 256;
@@ -54,16 +57,19 @@ export class RouteOrder {
 interface BindState {
   readonly sorted: readonly LineCandidate[];
   readonly members: ReadonlySet<LineCandidate>;
+  /** Each table's entries in table order, and by key. */
+  readonly tables: ReadonlyMap<TableName, { readonly sorted: readonly RouteEntry[]; readonly byKey: ReadonlyMap<string, RouteEntry> }>;
 }
 
 export class FrontendRouteCache {
   #binds = new Map<string, BindState>();
   readonly #planned = new WeakMap<LineCandidate, Planned>();
+  readonly #claims = new WeakMap<Planned, readonly Claim[]>();
 
   /** The routes of `bind` from its `candidates` (in route order), as frontendRoutes gives them. */
   routes(bind: string, mapPrefix: string, candidates: readonly LineCandidate[], redirect: (r: Omit<GatewayRedirect, 'name'>) => string): FrontendRoutes {
-    const sorted = this.#order(this.#binds.get(bind), candidates);
-    this.#binds.set(bind, { sorted, members: new Set(sorted) });
+    const previous = this.#binds.get(bind);
+    const sorted = this.#order(previous, candidates);
     const planned = sorted.map((candidate) => {
       if (candidate.targets.redirect !== undefined) return plannedOf(candidate, redirect);
       let known = this.#planned.get(candidate);
@@ -73,7 +79,59 @@ export class FrontendRouteCache {
       }
       return known;
     });
-    return plannedRoutes(mapPrefix, planned);
+    const plan = planRoutes(planned);
+    const tables = this.#tables(previous?.tables, plan.mapped);
+    this.#binds.set(bind, { sorted, members: previous?.sorted === sorted ? previous.members : new Set(sorted), tables });
+    const map = (name: TableName, file: string): GatewayRouteMaps['hostExact'] => ({ name: `${mapPrefix}${file}`, entries: tables.get(name)?.sorted ?? [] });
+    return {
+      maps: { hostExact: map('hostExact', 'host-exact.map'), hostPrefix: map('hostPrefix', 'host-prefix.map'), pathExact: map('pathExact', 'path-exact.map'), pathPrefix: map('pathPrefix', 'path-prefix.map') },
+      lines: plan.early.map((route) => route.line),
+      lateLines: plan.late.map((route) => route.line),
+    };
+  }
+
+  /**
+   * The route tables of `mapped` (in precedence order: each key goes to its first claimant), as
+   * claimTables gives them: entries of keys that kept their backend keep their objects and
+   * order, the others are sorted and merged in (keys are unique, so table order is total).
+   */
+  #tables(previous: BindState['tables'] | undefined, mapped: readonly Planned[]): BindState['tables'] {
+    const winners = new Map<TableName, Map<string, string>>(TABLES.map((name) => [name, new Map()]));
+    for (const route of mapped) {
+      for (const { table, key } of this.#claimsOf(route)) {
+        const won = winners.get(table) as Map<string, string>;
+        if (!won.has(key)) won.set(key, route.backend);
+      }
+    }
+    const tables = new Map<TableName, { sorted: readonly RouteEntry[]; byKey: ReadonlyMap<string, RouteEntry> }>();
+    for (const [name, won] of winners) {
+      const before = previous?.get(name);
+      const compare = comparatorOf(name);
+      const byKey = new Map<string, RouteEntry>();
+      const added: RouteEntry[] = [];
+      for (const [key, backend] of won) {
+        const kept = before?.byKey.get(key);
+        const entry = kept !== undefined && kept.backend === backend ? kept : { key, backend };
+        if (entry !== kept) added.push(entry);
+        byKey.set(key, entry);
+      }
+      let sorted: readonly RouteEntry[];
+      if (before === undefined || added.length > MAX_MERGED) sorted = [...byKey.values()].sort(compare);
+      else if (added.length === 0 && byKey.size === before.sorted.length) sorted = before.sorted;
+      else sorted = merge(before.sorted.filter((e) => byKey.get(e.key) === e), added.sort(compare), compare);
+      tables.set(name, { sorted, byKey });
+    }
+    return tables;
+  }
+
+  /** The keys a planned route claims, made once per route. */
+  #claimsOf(route: Planned): readonly Claim[] {
+    let claims = this.#claims.get(route);
+    if (claims === undefined) {
+      claims = routeClaims(route, route.scope);
+      this.#claims.set(route, claims);
+    }
+    return claims;
   }
 
   /** Forgets the binds not in `binds`. */
@@ -114,4 +172,24 @@ export class FrontendRouteCache {
 
 function keyOf(object: KubeObject): string {
   return `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+}
+
+/** `kept` and `added`, each in order, merged (`compare` never ties across them). */
+function merge<T>(kept: readonly T[], added: readonly T[], compare: (a: T, b: T) => number): T[] {
+  const out: T[] = [];
+  let from = 0;
+  for (const item of added) {
+    let lo = from;
+    let hi = kept.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compare(kept[mid] as T, item) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = from; i < lo; i++) out.push(kept[i] as T);
+    out.push(item);
+    from = lo;
+  }
+  for (let i = from; i < kept.length; i++) out.push(kept[i] as T);
+  return out;
 }
