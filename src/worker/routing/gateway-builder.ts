@@ -1,11 +1,17 @@
 // Builds the Gateway API part of the routing model from the guarded stores: our Gateways and
 // their binds (gateway-attachment.ts), each HTTPRoute attached to the listeners that admit it,
 // its backends (gateway-backends.ts) and its match lines (gateway-lines.ts), grouped into one
-// frontend per bind; plus the acceptance results. Rebuilt only when a store it reads, or the
-// baseline's slots of its backends, changed; otherwise the last result and its warnings are
-// replayed. A route whose match lines would be over MAX_ROUTE_LINES is not served, with a warning.
-// Served routes are measured for the budgets they share with Ingresses (route-budget.ts); a build
-// with the budgets' limits leaves out the routes given up and serves starved ones without servers.
+// frontend per bind; plus the acceptance results. When no store it reads, nor the baseline's
+// slots, changed, the last result and its warnings are replayed. Otherwise it builds route by
+// route, as the Ingress builder does: the context (gateway-context.ts) is kept while the few
+// stores it reads are unchanged, each route's parts (gateway-route-entries.ts) while what they
+// read is (EndpointSlice and Service changes reach the routes that read them through recorded
+// reads and entry dependents), and the orders and tables of the result are patched where they
+// changed (gateway-route-cache.ts, gateway-backend-list.ts). Every shortcut gives what a cold
+// build gives, or is not taken. A route whose match lines would be over MAX_ROUTE_LINES is not
+// served, with a warning. Served routes are measured for the budgets they share with Ingresses
+// (route-budget.ts); a build with the budgets' limits leaves out the routes given up and serves
+// starved ones without servers.
 import type { KubeObject } from '../protocol.js';
 import type { IndexedStore } from '../store/indexed-store.js';
 import { describe } from '../store/object-guard.js';
