@@ -17,7 +17,7 @@ import type { IndexedStore } from '../store/indexed-store.js';
 import { describe } from '../store/object-guard.js';
 import { listenerStatuses, type Attachment, type BoundListener, type ParentResult } from './gateway-attachment.js';
 import { GatewayBackendList } from './gateway-backend-list.js';
-import { gatewayContext, generationOf, type GatewayContext } from './gateway-context.js';
+import { gatewayContext, generationOf, ingressClaims, type GatewayContext, type IngressClaims } from './gateway-context.js';
 import { hostCondition } from './gateway-hostnames.js';
 import type { LineCandidate } from './gateway-lines.js';
 import type { HostOwnership } from './gateway-ownership.js';
@@ -65,8 +65,9 @@ export class GatewayModelBuilder {
   /** What the routes contributed to the last build, by `namespace/name` (gateway-route-entries.ts). */
   readonly #entries = new Map<string, RouteEntry>();
   #context: GatewayContext | undefined;
-  /** The ownership of the last build, over its context's Ingress claims and every route's. */
-  #ownership: { readonly context: GatewayContext; readonly ownership: HostOwnership } | undefined;
+  /** The ownership of the last build, over the Ingress claims and every route's. */
+  #ownership: { readonly context: GatewayContext; readonly base: HostOwnership; readonly ownership: HostOwnership } | undefined;
+  #ingressClaims: IngressClaims | undefined;
   /** The route backends' reads of Services, EndpointSlices and ReferenceGrants. */
   #dependents = new EntryDependents();
   /** The slot text of the last build: while the baseline's is this, kept backends hold its slots. */
@@ -168,10 +169,12 @@ export class GatewayModelBuilder {
 
   #compute(reads: RecordedReads, source: ModelSource, slotText: string, unlimited: boolean, limits: RouteLimits, items: RouteBudgetItem[]): GatewayBuild {
     const options = this.#options;
-    const context = (this.#context = gatewayContext(this.#context, source, this.#model, options));
+    const context = (this.#context = gatewayContext(this.#context, source, options));
     reads.log.push(...context.log);
     const { classStatus } = context;
-    if (context.classes.size === 0) {
+    const claims = context.classes.size === 0 ? undefined : (this.#ingressClaims = ingressClaims(this.#ingressClaims, source, this.#model));
+    if (claims !== undefined) reads.log.push(...claims.log);
+    if (claims === undefined) {
       this.#entries.clear();
       this.#dependents = new EntryDependents();
       return classStatus.length === 0 ? EMPTY_BUILD : { ...EMPTY_BUILD, model: { ...EMPTY_GATEWAY_MODEL, status: { ...EMPTY_GATEWAY_MODEL.status, gatewayClasses: classStatus } } };
@@ -194,7 +197,7 @@ export class GatewayModelBuilder {
     // Attach every route first: host ownership is decided over all claims at once.
     const entries = this.#entries;
     const stamp = ++this.#stamp;
-    let claimsChanged = this.#ownership === undefined || this.#ownership.context !== context;
+    let claimsChanged = this.#ownership === undefined || this.#ownership.context !== context || this.#ownership.base !== claims.ownership;
     const attached: RouteEntry[] = [];
     for (let i = 0; i < routes.length; i++) {
       const route = routes[i] as KubeObject;
@@ -225,9 +228,9 @@ export class GatewayModelBuilder {
       }
     }
     if (claimsChanged) {
-      const ownership = context.ownership.fork();
+      const ownership = claims.ownership.fork();
       for (const entry of attached) claimHosts(entry, ownership);
-      this.#ownership = { context, ownership };
+      this.#ownership = { context, base: claims.ownership, ownership };
     }
     const ownership = (this.#ownership as { ownership: HostOwnership }).ownership;
     const candidates = new Map<string, LineCandidate[]>();

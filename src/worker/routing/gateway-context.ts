@@ -1,8 +1,9 @@
 // What a Gateway build decides before it looks at any HTTPRoute: our GatewayClasses, our
 // Gateways with their listeners bound or refused, each bind's listeners in the order a request
-// picks them, and the Ingress host claims that route hostnames meet. It reads only the stores
-// named in CONTEXT_STORES, and is kept while each of them is the same store at the same
-// generation (a route's attachment and ownership are computed again whenever it is not).
+// picks them. It reads only the stores named by contextStores, and is kept while each of them is
+// the same store at the same generation (a route's attachment and ownership are computed again
+// whenever it is not). The Ingress host claims that route hostnames meet are kept apart
+// (ingressClaims): the same claims after an Ingress change keep the routes' ownership.
 import type { IndexedStore } from '../store/indexed-store.js';
 import { bindGateways, ourClasses, type BoundListener, type GatewayEntry } from './gateway-attachment.js';
 import { compareHostnames } from './gateway-hostnames.js';
@@ -24,22 +25,42 @@ export interface GatewayContext {
   readonly byBind: ReadonlyMap<string, readonly BoundListener[]>;
   readonly listenerTerm: ReadonlyMap<BoundListener, string>;
   readonly listenerKey: ReadonlyMap<BoundListener, string>;
-  /** The Ingress claims; routes' claims go on a fork of it. */
+  readonly log: readonly LogEntry[];
+}
+
+export interface IngressClaims {
+  readonly key: string;
+  readonly stores: readonly (IndexedStore | undefined)[];
+  /** The claims of our Ingresses' rule hosts; routes' claims go on a fork of it. The same object while the claims are the same. */
   readonly ownership: HostOwnership;
   readonly log: readonly LogEntry[];
 }
 
 /** The stores a context reads. */
-export function contextStores(model: ModelOptions, options: GatewayOptions): string[] {
+export function contextStores(options: GatewayOptions): string[] {
   const s = options.stores;
-  return [s.gatewayClasses, s.gateways, s.namespaces, s.secrets, s.referenceGrants, model.stores.ingresses, model.stores.ingressClasses];
+  return [s.gatewayClasses, s.gateways, s.namespaces, s.secrets, s.referenceGrants];
+}
+
+/** `previous` when the Ingress stores are unchanged; else the claims read again, with `previous`'s ownership when they are the same claims. */
+export function ingressClaims(previous: IngressClaims | undefined, source: ModelSource, model: ModelOptions): IngressClaims {
+  const names = [model.stores.ingresses, model.stores.ingressClasses];
+  const { key, stores } = storesKey(source, names);
+  if (previous?.key === key && stores.every((store, i) => store === previous.stores[i])) return previous;
+  const reads = new RecordedReads(source);
+  const fresh = new HostOwnership(reads, model);
+  const ownership = previous !== undefined && previous.ownership.sameClaims(fresh) ? previous.ownership : fresh;
+  return { key, stores, ownership, log: reads.log };
+}
+
+function storesKey(source: ModelSource, names: readonly string[]): { key: string; stores: (IndexedStore | undefined)[] } {
+  const stores = names.map((n) => source.store(n));
+  return { key: names.map((n, i) => `${n}:${stores[i]?.generation ?? -1}`).join(','), stores };
 }
 
 /** `previous` when none of its stores changed, else a context built afresh. */
-export function gatewayContext(previous: GatewayContext | undefined, source: ModelSource, model: ModelOptions, options: GatewayOptions): GatewayContext {
-  const names = contextStores(model, options);
-  const stores = names.map((n) => source.store(n));
-  const key = names.map((n, i) => `${n}:${stores[i]?.generation ?? -1}`).join(',');
+export function gatewayContext(previous: GatewayContext | undefined, source: ModelSource, options: GatewayOptions): GatewayContext {
+  const { key, stores } = storesKey(source, contextStores(options));
   if (previous?.key === key && stores.every((store, i) => store === previous.stores[i])) return previous;
   const reads = new RecordedReads(source);
   const classes = ourClasses(reads, options);
@@ -65,8 +86,7 @@ export function gatewayContext(previous: GatewayContext | undefined, source: Mod
     listeners.forEach((l, i) => listenerTerm.set(l, listeners.length > 1 ? `{ var(txn.gwl) -m int eq ${i} }` : ''));
     listeners.forEach((l, i) => listenerKey.set(l, listeners.length > 1 ? `${i}@` : ''));
   }
-  const ownership = classes.size === 0 ? new HostOwnership(undefined, model) : new HostOwnership(reads, model);
-  return { key, stores, classStatus, classes, entries, gateways, byBind, listenerTerm, listenerKey, ownership, log: reads.log };
+  return { key, stores, classStatus, classes, entries, gateways, byBind, listenerTerm, listenerKey, log: reads.log };
 }
 
 export function generationOf(metadata: unknown): number | undefined {

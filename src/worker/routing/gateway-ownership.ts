@@ -40,6 +40,16 @@ export class HostOwnership {
     return copy;
   }
 
+  /** Whether `other` holds the same claims, in the same order (both unforked: no `otherOwner` asked yet). */
+  sameClaims(other: HostOwnership): boolean {
+    const a = this.#claims;
+    const b = other.#claims;
+    return a.length === b.length && a.every((x, i) => {
+      const y = b[i] as RouteCandidate;
+      return x.host === y.host && x.owner === y.owner && x.namespace === y.namespace && x.created === y.created;
+    });
+  }
+
   /** Records a claim; every claim comes before the first `otherOwner`. */
   claim(host: string, claimant: Claimant): void {
     this.#claims.push({ ...claimant, host, path: '/', exact: false, backend: '' });

@@ -70,7 +70,11 @@ function change(random: Random, stores: Map<string, IndexedStore>): void {
     else store('referencegrants').delete(`${ns}/grant`);
   } else if (roll < 0.85) store('namespaces').upsert(namespace(ns, random() < 0.5 ? { gw: 'yes' } : {}));
   else if (roll < 0.9) store('gateways').upsert(gateway('infra', 'gw', listeners(random)));
-  else if (roll < 0.95) store('ingresses').upsert(ingress(ns, 'ing', { rules: [rule(pick(random, HOSTS).replace('*', 'star'), { path: '/', service: 's0' })] }));
+  else if (roll < 0.95) {
+    // An Ingress older than every route: its host is its namespace's, and routes of others lose it.
+    const created = { creationTimestamp: new Date(Date.UTC(2023, 0, 1) + Math.floor(random() * 3) * 60_000).toISOString() };
+    store('ingresses').upsert(ingress(ns, 'ing', { rules: [rule(pick(random, HOSTS).replace('*', 'star'), { path: pick(random, ['/', '/v2']), service: 's0' })] }, created));
+  }
   else {
     // Several changes in one render.
     store('httproutes').upsert(randomRoute(random, ns, `r${Math.floor(random() * 8)}`));
