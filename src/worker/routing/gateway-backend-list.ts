@@ -3,7 +3,7 @@
 // are the same arrays as before keep their places, a list replaced by one of the same names puts
 // its new objects in the old places, and anything else (a route or backend added or gone, a name
 // met twice) sorts the whole set by name as a cold build does (a later backend of a name wins).
-// Each backend's slot line is made once per backend object.
+// Slot lines are kept by position and made again only for the backends put in place.
 import type { Backend } from './model.js';
 import { slotLine } from './server-slots.js';
 
@@ -15,8 +15,9 @@ export class GatewayBackendList {
   #sorted: Backend[] = [];
   /** Position of each name in `#sorted`; undefined when a name was met twice. */
   #index: Map<string, number> | undefined;
+  /** The slot line of each backend of `#sorted`. */
+  #lines: string[] = [];
   #slotText = '';
-  readonly #lines = new WeakMap<Backend, string>();
 
   /** The backends of `lists` sorted by name, and their slot-file lines in that order. */
   of(lists: readonly (readonly Backend[])[]): { sorted: readonly Backend[]; slotText: string } {
@@ -30,11 +31,12 @@ export class GatewayBackendList {
       }
       this.#sorted = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       this.#index = count === byName.size ? new Map(this.#sorted.map((b, i) => [b.name, i])) : undefined;
+      this.#lines = this.#sorted.map(lineOf);
     } else if (!patched) {
       return { sorted: this.#sorted, slotText: this.#slotText };
     }
     this.#lists = lists;
-    this.#slotText = this.#sorted.map((b) => this.#lineOf(b)).join('');
+    this.#slotText = this.#lines.join('');
     return { sorted: this.#sorted, slotText: this.#slotText };
   }
 
@@ -54,17 +56,20 @@ export class GatewayBackendList {
     }
     if (changed.length === 0) return false;
     const sorted = [...this.#sorted];
-    for (const i of changed) for (const backend of lists[i] as readonly Backend[]) sorted[index.get(backend.name) as number] = backend;
+    const lines = [...this.#lines];
+    for (const i of changed) {
+      for (const backend of lists[i] as readonly Backend[]) {
+        const at = index.get(backend.name) as number;
+        if (sorted[at] !== backend) lines[at] = lineOf(backend);
+        sorted[at] = backend;
+      }
+    }
     this.#sorted = sorted;
+    this.#lines = lines;
     return true;
   }
+}
 
-  #lineOf(backend: Backend): string {
-    let line = this.#lines.get(backend);
-    if (line === undefined) {
-      line = slotLine(backend.name, backend.servers.map((s) => (s.enabled ? s.address : '')));
-      this.#lines.set(backend, line);
-    }
-    return line;
-  }
+function lineOf(backend: Backend): string {
+  return slotLine(backend.name, backend.servers.map((s) => (s.enabled ? s.address : '')));
 }
