@@ -4,12 +4,14 @@
 // rendered it (MemoCache.rerender: a memo block's text depends only on its key object and the
 // set's constants), and the new texts are spliced into the previous output, as are the backends'
 // server-slots lines. The result is what a whole render would give. Whenever that cannot be
-// shown cheaply, the lane declines (undefined) and the caller renders the whole set:
+// shown cheaply, the lane declines (undefined) and the caller renders the whole set. HTTPRoute
+// backends (`gw_…`, their Service maybe in another namespace) go the same way as Ingress ones:
+// their sections, filters included, are memo blocks keyed by the backend too. It declines when:
 // - anything but the EndpointSlice store changed, or the template set, exclusions or baseline;
 // - a template reads the EndpointSlice store itself, or a backend's section is not a memo block
 //   of the config keyed by its model object;
-// - a changed slice is rejected (whole or in part), or was; a touched backend is a Gateway
-//   backend, a DNS one, one without servers, or its Service had a warning; resolving it warns;
+// - a changed slice is rejected (whole or in part), or was; a touched backend is a DNS one, one
+//   without servers, or its Service had a warning; resolving it warns;
 // - the slot count of a backend changes (slots are structure: a reload follows anyway).
 // Changed server lines keep their number of lines, so the origin index of the base still holds.
 import type { KubeObject, OriginIndex, RenderBaseline, RenderExclusions, RenderSuccess, TemplateSetSource, TextEdit } from '../protocol.js';
@@ -40,6 +42,8 @@ export interface LaneBase {
   byService?: Map<string, string[]>;
   /** Stores the templates read themselves. */
   readonly templateReads: ReadonlySet<string>;
+  /** UTF-8 bytes of the output (config and auxiliary files), counted on first use, then kept up to date by each lane render. */
+  bytes?: number;
 }
 
 export interface LaneRequest {
@@ -58,6 +62,8 @@ export interface LaneRender {
   /** By file (`config`, `files/server-slots.txt`). */
   readonly edits: Readonly<Record<string, readonly TextEdit[]>>;
   readonly origins: OriginIndex | undefined;
+  /** UTF-8 bytes of the output, config and auxiliary files (the base's, with the edits'). */
+  readonly bytes: number;
 }
 
 /** The base a whole render leaves. */
@@ -116,10 +122,10 @@ export function endpointLane(engine: TemplateEngine, base: LaneBase, request: La
 
 /** The backend with its servers resolved again: itself when they are the same, undefined to decline. */
 function reslotted(backend: Backend, reader: GuardedReader, options: ReturnType<typeof modelOptions>): Backend | undefined {
-  if (backend.dns || backend.gateway !== undefined || backend.servers.length === 0) return undefined;
+  if (backend.dns || backend.servers.length === 0) return undefined;
   const reads = new RecordedReads(reader);
   const port = /^\d+$/.test(backend.port) ? { number: Number(backend.port) } : { name: backend.port };
-  const { addresses, dns } = serviceServers(reads, options, backend.namespace, { service: { name: backend.service, port } }, backend.name, backend.ingress);
+  const { addresses, dns } = serviceServers(reads, options, serviceNamespace(backend), { service: { name: backend.service, port } }, backend.name, backend.ingress);
   if (dns || reads.log.length > 0) return undefined;
   const servers = assignSlots(addresses, backend.servers.map((server) => (server.enabled ? server.address : '')), options.serverSlots);
   if (servers.length !== backend.servers.length) return undefined;
@@ -152,6 +158,7 @@ function splice(engine: TemplateEngine, base: LaneBase, request: LaneRequest, ch
     memoDepth: 0,
   };
   const data = { scope, root: { values: request.set.values, paths: request.paths } };
+  let bytes = (base.bytes ??= outputBytes(outcome));
   for (const [before, after] of changed) {
     const texts = memo.rerender(before, after, data);
     if (texts.length === 0) return undefined;
@@ -159,12 +166,15 @@ function splice(engine: TemplateEngine, base: LaneBase, request: LaneRequest, ch
       const at = lineStartIndex(config, text.before);
       if (!text.id.startsWith('haproxyConfig#') || at < 0 || lineCount(text.before) !== lineCount(text.after)) return undefined;
       configEdits.push({ at, remove: text.before.length, text: text.after });
+      bytes += Buffer.byteLength(text.after) - Buffer.byteLength(text.before);
     }
     if (slots !== undefined) {
       const old = slotLine(before.name, before.servers.map((server) => (server.enabled ? server.address : '')));
       const at = lineStartIndex(slots, old);
       if (at < 0) return undefined;
-      slotEdits.push({ at, remove: old.length, text: slotLine(after.name, after.servers.map((server) => (server.enabled ? server.address : ''))) });
+      const line = slotLine(after.name, after.servers.map((server) => (server.enabled ? server.address : '')));
+      slotEdits.push({ at, remove: old.length, text: line });
+      bytes += Buffer.byteLength(line) - Buffer.byteLength(old);
     }
   }
   const haproxyConfig = applyEdits(config, configEdits);
@@ -172,10 +182,18 @@ function splice(engine: TemplateEngine, base: LaneBase, request: LaneRequest, ch
   if (haproxyConfig === undefined || (slots !== undefined && slotText === undefined)) return undefined;
   const files = slotText === undefined ? outcome.auxiliaryFiles.files : { ...outcome.auxiliaryFiles.files, [SERVER_SLOTS_FILE]: slotText };
   for (const [, after] of changed) base.backends.set(after.name, after);
+  base.bytes = bytes;
   const edits: Record<string, readonly TextEdit[]> = {};
   if (configEdits.length > 0) edits['config'] = sortedEdits(configEdits);
   if (slotEdits.length > 0) edits[`files/${SERVER_SLOTS_FILE}`] = sortedEdits(slotEdits);
-  return { haproxyConfig, auxiliaryFiles: { ...outcome.auxiliaryFiles, files }, edits, origins: outcome.origins };
+  return { haproxyConfig, auxiliaryFiles: { ...outcome.auxiliaryFiles, files }, edits, origins: outcome.origins, bytes };
+}
+
+/** UTF-8 bytes of an output: its config and every auxiliary file. */
+function outputBytes(outcome: RenderSuccess): number {
+  let bytes = Buffer.byteLength(outcome.haproxyConfig);
+  for (const kind of ['maps', 'files', 'certificates'] as const) for (const text of Object.values(outcome.auxiliaryFiles[kind])) bytes += Buffer.byteLength(text);
+  return bytes;
 }
 
 /** Where `needle` starts a line of `text`, or -1. */
@@ -214,10 +232,15 @@ function sameOutput(baseline: RenderBaseline | undefined, outcome: RenderSuccess
 function indexByService(backends: ReadonlyMap<string, Backend>): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const backend of backends.values()) {
-    const key = `${backend.namespace}/${backend.service}`;
+    const key = `${serviceNamespace(backend)}/${backend.service}`;
     const list = out.get(key);
     if (list === undefined) out.set(key, [backend.name]);
     else list.push(backend.name);
   }
   return out;
+}
+
+/** The namespace of a backend's Service: its own, or the one an HTTPRoute's backendRef names. */
+function serviceNamespace(backend: Backend): string {
+  return backend.serviceNamespace ?? backend.namespace;
 }

@@ -163,7 +163,7 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
 /** The lane's render as an outcome: checked for size, checksummed, everything else the base's. */
 function laneOutcome(lane: LaneRender, base: LaneBase, state: EngineState, storeVersion: number, start: number): RenderOutcome {
   const previous = base.outcome;
-  const tooLarge = outputSizeProblem(lane.haproxyConfig, lane.auxiliaryFiles, undefined);
+  const tooLarge = outputSizeProblem(lane.haproxyConfig, lane.auxiliaryFiles, undefined, lane.bytes);
   if (tooLarge !== null) return { ok: false, phase: 'render', message: tooLarge, warnings: [...previous.warnings], rejections: previous.rejections };
   const edits = lane.edits['config'] ?? [];
   const first = edits[0];
@@ -195,9 +195,10 @@ function failure(phase: 'validation' | 'auxiliary', issues: readonly ValidationI
  * Why the output is too large to hand on (`values.maxOutputBytes`, 32 MiB by default), or null.
  * Lengths are summed first (no pass over the text); bytes are counted only near the limit.
  */
-function outputSizeProblem(config: string, aux: AuxiliaryFiles, configured: unknown): string | null {
+function outputSizeProblem(config: string, aux: AuxiliaryFiles, configured: unknown, knownBytes?: number): string | null {
   const wanted = Number(configured ?? DEFAULT_MAX_OUTPUT_BYTES);
   const limit = Number.isInteger(wanted) && wanted > 0 ? wanted : DEFAULT_MAX_OUTPUT_BYTES;
+  if (knownBytes !== undefined && knownBytes <= limit) return null;
   const texts = [config, ...(['maps', 'files', 'certificates'] as const).flatMap((kind) => Object.values(aux[kind]))];
   let length = 0;
   for (const text of texts) length += text.length;

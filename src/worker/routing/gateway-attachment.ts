@@ -64,7 +64,7 @@ export interface GatewayEntry {
 export interface Attachment {
   readonly listener: BoundListener;
   /** Effective hostnames ('' for any host); host ownership may take some away. */
-  hostnames: readonly string[];
+  readonly hostnames: readonly string[];
 }
 
 const condition = (type: string, ok: boolean, reason: string, message?: string): GatewayCondition => ({ type, status: ok ? 'True' : 'False', reason, ...(message === undefined ? {} : { message }) });

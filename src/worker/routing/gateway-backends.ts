@@ -133,6 +133,7 @@ export function routeBackends(
             namespace: ns,
             ingress: name,
             service: ref.name,
+            ...(target === ns ? {} : { serviceNamespace: target }),
             port: String(ref.port),
             dns,
             options: withTimeout(base, timeoutMs),

@@ -1,32 +1,40 @@
 // Builds the Gateway API part of the routing model from the guarded stores: our Gateways and
 // their binds (gateway-attachment.ts), each HTTPRoute attached to the listeners that admit it,
 // its backends (gateway-backends.ts) and its match lines (gateway-lines.ts), grouped into one
-// frontend per bind; plus the acceptance results. Rebuilt only when a store it reads, or the
-// baseline's slots of its backends, changed; otherwise the last result and its warnings are
-// replayed. A route whose match lines would be over MAX_ROUTE_LINES is not served, with a warning.
-// Served routes are measured for the budgets they share with Ingresses (route-budget.ts); a build
-// with the budgets' limits leaves out the routes given up and serves starved ones without servers.
+// frontend per bind; plus the acceptance results. When no store it reads, nor the baseline's
+// slots, changed, the last result and its warnings are replayed. Otherwise it builds route by
+// route, as the Ingress builder does: the context (gateway-context.ts) is kept while the few
+// stores it reads are unchanged, each route's parts (gateway-route-entries.ts) while what they
+// read is (EndpointSlice and Service changes reach the routes that read them through recorded
+// reads and entry dependents), and the orders and tables of the result are patched where they
+// changed (gateway-route-cache.ts, gateway-backend-list.ts). Every shortcut gives what a cold
+// build gives, or is not taken. A route whose match lines would be over MAX_ROUTE_LINES is not
+// served, with a warning. Served routes are measured for the budgets they share with Ingresses
+// (route-budget.ts); a build with the budgets' limits leaves out the routes given up and serves
+// starved ones without servers.
 import type { KubeObject } from '../protocol.js';
 import type { IndexedStore } from '../store/indexed-store.js';
 import { describe } from '../store/object-guard.js';
-import { creationTime, type Claimant } from './claimant.js';
-import { attachRoute, bindGateways, listenerStatuses, ourClasses, type BoundListener, type GatewayEntry, type ParentResult } from './gateway-attachment.js';
-import { routeBackends, type MatchSpec, type RuleSpec } from './gateway-backends.js';
-import { compareHostnames, hostCondition } from './gateway-hostnames.js';
+import { listenerStatuses, type Attachment, type BoundListener, type ParentResult } from './gateway-attachment.js';
+import { GatewayBackendList } from './gateway-backend-list.js';
+import { gatewayContext, generationOf, ingressClaims, type GatewayContext, type IngressClaims } from './gateway-context.js';
+import { hostCondition } from './gateway-hostnames.js';
 import type { LineCandidate } from './gateway-lines.js';
-import { claimantOf, HostOwnership } from './gateway-ownership.js';
-import { frontendRoutes } from './gateway-routes.js';
-import { RouteBackendCache } from './gateway-route-cache.js';
+import type { HostOwnership } from './gateway-ownership.js';
+import { attachEntry, backendsOf, claimHosts, linesOf, MAX_ROUTE_LINES, type RouteEntry } from './gateway-route-entries.js';
+import { FrontendRouteCache, RouteOrder } from './gateway-route-cache.js';
 import { EMPTY_GATEWAY_MODEL, type GatewayCertificate, type GatewayFrontend, type GatewayModel, type GatewayTls, type GatewayOptions, type GatewayRedirect, type RouteStatus } from './gateway-model.js';
 import type { Backend, ModelOptions } from './model.js';
 import type { ModelSource } from './model-source.js';
+import { EntryDependents } from './entry-dependents.js';
 import { RecordedReads, type LogEntry } from './recorded-reads.js';
-import { checkedSlots, limitsKey, NO_ROUTE_LIMITS, routeOutputBytes, type RouteBudgetItem, type RouteLimits } from './route-budget.js';
-import { granted } from './reference-grants.js';
-import { parseSlotFile, slotLine } from './server-slots.js';
+import { limitsKey, NO_ROUTE_LIMITS, type RouteBudgetItem, type RouteLimits } from './route-budget.js';
+import { backendSlots, parseSlotFile } from './server-slots.js';
 
-/** Match lines one route may add (hostnames x rules x matches x parents). */
-export const MAX_ROUTE_LINES = 1024;
+/** Backends built in one build that look up their baseline slots line by line. */
+const MAX_SLOT_LOOKUPS = 16;
+
+export { MAX_ROUTE_LINES } from './gateway-route-entries.js';
 
 export interface GatewayBuild {
   readonly model: GatewayModel;
@@ -54,9 +62,23 @@ export class GatewayModelBuilder {
   /** The last build without route limits (the one `measure` reads), and the last with some. */
   #unlimited: Run | undefined;
   #limited: Run | undefined;
-  readonly #routes = new RouteBackendCache();
-  /** The server-less copy of each starved route backend, kept while the backend lives. */
-  readonly #emptied = new WeakMap<Backend, Backend>();
+  /** What the routes contributed to the last build, by `namespace/name` (gateway-route-entries.ts). */
+  readonly #entries = new Map<string, RouteEntry>();
+  #context: GatewayContext | undefined;
+  /** The ownership of the last build, over the Ingress claims and every route's. */
+  #ownership: { readonly context: GatewayContext; readonly base: HostOwnership; readonly ownership: HostOwnership } | undefined;
+  #ingressClaims: IngressClaims | undefined;
+  /** The route backends' reads of Services, EndpointSlices and ReferenceGrants. */
+  #dependents = new EntryDependents();
+  /** The slot text of the last build: while the baseline's is this, kept backends hold its slots. */
+  #ownSlots: string | undefined;
+  readonly #order = new RouteOrder();
+  readonly #frontends = new FrontendRouteCache();
+  readonly #backendList = new GatewayBackendList();
+  /** The server-less copies of a starved route's backends, kept while its backends live. */
+  readonly #emptied = new WeakMap<object, readonly Backend[]>();
+  /** Marks the entries of the routes of the current build. */
+  #stamp = 0;
 
   constructor(model: ModelOptions, options: GatewayOptions) {
     this.#model = model;
@@ -89,11 +111,10 @@ export class GatewayModelBuilder {
     const stores = names.map((n) => source.store(n));
     if (cached?.key === key && stores.every((store, i) => store === cached.stores[i])) return cached;
     const reads = new RecordedReads(source);
-    // A limited build follows the unlimited one of the same render, whose route backends it reuses.
-    if (unlimited) this.#routes.begin(source.store(this.#options.stores.referenceGrants)?.generation ?? -1, slotText);
     const items: RouteBudgetItem[] = [];
-    const build = this.#compute(reads, parseSlotFile(slotText), limits, items);
-    this.#routes.end(build.slotText);
+    // A limited build follows the unlimited one of the same render, whose route backends it reuses.
+    const build = this.#compute(reads, source, slotText, unlimited, limits, items);
+    this.#ownSlots = build.slotText;
     const previous = this.#unlimited?.items;
     const run: Run = { key, stores, build, log: reads.log, items: previous !== undefined && sameItems(previous, items) ? previous : items };
     if (unlimited) this.#unlimited = run;
@@ -101,111 +122,162 @@ export class GatewayModelBuilder {
     return run;
   }
 
-  /** A starved route's backend: no servers (its requests answer 503 until the slots fit again). */
-  #starve(backend: Backend): Backend {
-    let emptied = this.#emptied.get(backend);
+  /**
+   * The routes whose backends' lines differ between the baseline's slot text and this builder's
+   * own last one (an endpoint change the endpoint lane applied, say); undefined when that cannot
+   * be told line by line, and every route backend is built again.
+   */
+  #slotChanges(slotText: string): Set<string> | undefined {
+    const own = this.#ownSlots;
+    if (own === undefined) return undefined;
+    if (slotText === own) return new Set();
+    const before = own.split('\n');
+    const after = slotText.split('\n');
+    if (before.length !== after.length) return undefined;
+    let owners: Map<string, string> | undefined;
+    const keys = new Set<string>();
+    for (let i = 0; i < before.length; i++) {
+      const a = before[i] as string;
+      const b = after[i] as string;
+      if (a === b) continue;
+      const name = a.slice(0, a.indexOf(' '));
+      if (name === '' || !b.startsWith(`${name} `)) return undefined;
+      owners ??= this.#backendOwners();
+      const key = owners.get(name);
+      if (key === undefined) return undefined;
+      keys.add(key);
+    }
+    return keys;
+  }
+
+  /** The route of each backend of the kept entries, by backend name. */
+  #backendOwners(): Map<string, string> {
+    const owners = new Map<string, string>();
+    for (const entry of this.#entries.values()) for (const backend of entry.backends?.built.backends ?? []) owners.set(backend.name, entry.key);
+    return owners;
+  }
+
+  /** A starved route's backends: no servers (its requests answer 503 until the slots fit again), the same array while its backends are. */
+  #starved(backends: NonNullable<RouteEntry['backends']>): readonly Backend[] {
+    let emptied = this.#emptied.get(backends);
     if (emptied === undefined) {
-      emptied = Object.freeze({ ...backend, servers: Object.freeze([]) });
-      this.#emptied.set(backend, emptied);
+      emptied = backends.built.backends.map((backend) => Object.freeze({ ...backend, servers: Object.freeze([]) }));
+      this.#emptied.set(backends, emptied);
     }
     return emptied;
   }
 
-  #compute(reads: RecordedReads, slots: ReadonlyMap<string, readonly string[]>, limits: RouteLimits, items: RouteBudgetItem[]): GatewayBuild {
+  #compute(reads: RecordedReads, source: ModelSource, slotText: string, unlimited: boolean, limits: RouteLimits, items: RouteBudgetItem[]): GatewayBuild {
     const options = this.#options;
-    const classes = ourClasses(reads, options);
-    const classStatus = [...classes].sort().map((name) => ({
-      name,
-      generation: generationOf(reads.getSingle(options.stores.gatewayClasses, [name])),
-      conditions: [{ type: 'Accepted', status: 'True' as const, reason: 'Accepted' }],
-    }));
-    if (classes.size === 0) return classStatus.length === 0 ? EMPTY_BUILD : { ...EMPTY_BUILD, model: { ...EMPTY_GATEWAY_MODEL, status: { ...EMPTY_GATEWAY_MODEL.status, gatewayClasses: classStatus } } };
-    const entries = bindGateways(reads, options, classes);
-    const gateways = new Map<string, GatewayEntry>(entries.map((e) => [`${e.gateway.metadata.namespace ?? ''}/${e.gateway.metadata.name}`, e]));
-    // Frontends: the bound listeners of each bind, most specific hostname first.
-    const byBind = new Map<string, BoundListener[]>();
-    for (const entry of entries) {
-      for (const listener of entry.bound.values()) {
-        const list = byBind.get(listener.bind);
-        if (list === undefined) byBind.set(listener.bind, [listener]);
-        else list.push(listener);
-      }
+    const context = (this.#context = gatewayContext(this.#context, source, options));
+    reads.log.push(...context.log);
+    const { classStatus } = context;
+    const claims = context.classes.size === 0 ? undefined : (this.#ingressClaims = ingressClaims(this.#ingressClaims, source, this.#model));
+    if (claims !== undefined) reads.log.push(...claims.log);
+    if (claims === undefined) {
+      this.#entries.clear();
+      this.#dependents = new EntryDependents();
+      return classStatus.length === 0 ? EMPTY_BUILD : { ...EMPTY_BUILD, model: { ...EMPTY_GATEWAY_MODEL, status: { ...EMPTY_GATEWAY_MODEL.status, gatewayClasses: classStatus } } };
     }
-    const listenerTerm = new Map<BoundListener, string>();
-    const listenerKey = new Map<BoundListener, string>();
-    for (const listeners of byBind.values()) {
-      listeners.sort((a, b) => compareHostnames(a.spec.hostname ?? '', b.spec.hostname ?? ''));
-      listeners.forEach((l, i) => listenerTerm.set(l, listeners.length > 1 ? `{ var(txn.gwl) -m int eq ${i} }` : ''));
-      listeners.forEach((l, i) => listenerKey.set(l, listeners.length > 1 ? `${i}@` : ''));
-    }
-    const candidates = new Map<string, LineCandidate[]>();
-    const backends = new Map<string, Backend>();
-    const routeStatus: RouteStatus[] = [];
-    const grants = (from: string, to: string, service: string): boolean => granted(reads, options.stores.referenceGrants, 'HTTPRoute', from, 'Service', to, service);
-    const routes = [...reads.list(options.stores.httpRoutes)].sort((a, b) => creationTime(a) - creationTime(b) || keyOf(a).localeCompare(keyOf(b)));
+    for (const listeners of context.byBind.values()) for (const listener of listeners) listener.attached = 0;
+    // Listeners left unbound (their certificates) count the routes attached to them too.
+    for (const entry of context.entries) for (const l of entry.listenerStatus) if (l.unserved !== undefined) l.unserved.attached = 0;
+    // Route backends are kept while the Services, EndpointSlices and ReferenceGrants they read
+    // are unchanged, and their lines of the baseline's slot file are this builder's own last ones.
+    const dirty = this.#dependents.invalidate(source, [this.#model.stores.services, this.#model.stores.endpointSlices, options.stores.referenceGrants]);
+    const moved = unlimited ? this.#slotChanges(slotText) : new Set<string>();
+    const keepBackends = dirty !== undefined && moved !== undefined;
+    for (const key of moved ?? []) dirty?.add(key);
+    // A few backends look their lines up; more parse the whole file once.
+    let parsed: ReadonlyMap<string, readonly string[]> | undefined;
+    let lookups = 0;
+    const slots = (name: string): readonly string[] | undefined => {
+      if (parsed === undefined && ++lookups <= MAX_SLOT_LOOKUPS) return backendSlots(slotText, name);
+      return (parsed ??= parseSlotFile(slotText)).get(name);
+    };
+    const { routes, keys } = this.#order.sorted(reads.list(options.stores.httpRoutes));
     // Attach every route first: host ownership is decided over all claims at once.
-    const ownership = new HostOwnership(reads, this.#model);
-    const attachedRoutes = routes.map((route) => ({ route, parents: attachRoute(route, gateways, reads, options) }));
-    for (const { route, parents } of attachedRoutes) {
-      const claimant = claimantOf(route, 'HTTPRoute');
-      for (const parent of parents) for (const a of parent.attachments) for (const host of a.hostnames) if (host !== '') ownership.claim(host, claimant);
-    }
-    for (const { route, parents: attachedParents } of attachedRoutes) {
-      const parents = attachedParents.map((parent) => keepOwnedHosts(parent, route, ownership, reads));
-      if (parents.length === 0) continue;
-      const attached = parents.flatMap((p) => p.attachments);
-      for (const a of attached) a.listener.attached++;
-      for (const u of parents.flatMap((p) => p.unserved)) u.attached++;
-      const built = this.#routes.get(route, reads, this.#model, () => routeBackends(route, reads, this.#model, grants, (name) => slots.get(name)));
-      const claimant: Claimant = { owner: keyOf(route), namespace: route.metadata.namespace ?? '', created: creationTime(route) };
-      const rules = (route.spec as { rules?: (RuleSpec | null)[] }).rules ?? [];
-      const own: [string, LineCandidate][] = [];
-      for (const { listener, hostnames } of attached) {
-        for (const hostname of hostnames) {
-          rules.forEach((rule, r) => {
-            const targets = built.rules[r];
-            if (rule === null || targets === undefined) return;
-            const matches: MatchSpec[] = rule.matches === undefined || rule.matches.length === 0 ? [{}] : rule.matches;
-            matches.forEach((match, m) => {
-              const listenerScheme = listener.spec.protocol === 'HTTPS' ? ('https' as const) : ('http' as const);
-              own.push([listener.bind, { hostname, listenerTerm: listenerTerm.get(listener) ?? '', listenerKey: listenerKey.get(listener) ?? '', listenerPort: listener.spec.port, listenerScheme, match, route: claimant, rule: r, matchIndex: m, targets }]);
-            });
-          });
-        }
+    const entries = this.#entries;
+    const stamp = ++this.#stamp;
+    let claimsChanged = this.#ownership === undefined || this.#ownership.context !== context || this.#ownership.base !== claims.ownership;
+    const attached: RouteEntry[] = [];
+    for (let i = 0; i < routes.length; i++) {
+      const route = routes[i] as KubeObject;
+      const key = keys[i] as string;
+      const before = entries.get(key);
+      let entry = before;
+      if (entry === undefined || entry.route !== route || entry.context !== context) {
+        entry = attachEntry(route, context, source, options);
+        if (before?.route === route) entry.backends = before.backends;
+        else if (before?.backends !== undefined) this.#dependents.unregister({ key, deps: before.backends.deps });
+        if (entry.claims !== (before?.claims ?? '')) claimsChanged = true;
+        entries.set(key, entry);
       }
+      entry.seen = stamp;
+      if (entry.backends !== undefined && (!keepBackends || dirty.has(key))) {
+        this.#dependents.unregister({ key, deps: entry.backends.deps });
+        entry.backends = undefined;
+      }
+      if (entry.attachLog.length > 0) reads.log.push(...entry.attachLog);
+      if (entry.attached.length > 0) attached.push(entry);
+    }
+    if (entries.size > routes.length) {
+      for (const [key, entry] of entries) {
+        if (entry.seen === stamp) continue;
+        if (entry.claims !== '') claimsChanged = true;
+        if (entry.backends !== undefined) this.#dependents.unregister({ key, deps: entry.backends.deps });
+        entries.delete(key);
+      }
+    }
+    if (claimsChanged) {
+      const ownership = claims.ownership.fork();
+      for (const entry of attached) claimHosts(entry, ownership);
+      this.#ownership = { context, base: claims.ownership, ownership };
+    }
+    const ownership = (this.#ownership as { ownership: HostOwnership }).ownership;
+    const candidates = new Map<string, LineCandidate[]>();
+    const served: (readonly Backend[])[] = [];
+    const routeStatus: RouteStatus[] = [];
+    for (const entry of attached) {
+      const { route, key } = entry;
+      if (entry.owned?.ownership !== ownership) {
+        const ownReads = new RecordedReads(source);
+        const parents = entry.attached.map((parent) => keepOwnedHosts(parent, route, ownership, ownReads));
+        entry.owned = { ownership, parents, attachments: parents.flatMap((p) => p.attachments), log: ownReads.log };
+      }
+      if (entry.backends === undefined) {
+        entry.backends = backendsOf(route, source, this.#model, options, slots);
+        this.#dependents.register({ key, deps: entry.backends.deps });
+      }
+      if (entry.lines?.from.owned !== entry.owned || entry.lines.from.backends !== entry.backends) entry.lines = linesOf(entry);
+      const { owned, lines, backends } = entry;
+      if (owned.log.length > 0) reads.log.push(...owned.log);
+      if (backends.log.length > 0) reads.log.push(...backends.log);
+      if (lines.log.length > 0) reads.log.push(...lines.log);
+      const { attachments } = owned;
+      for (const a of attachments) a.listener.attached++;
+      const unserved = owned.parents.flatMap((p) => p.unserved);
+      for (const u of unserved) u.attached++;
       let refused: string | undefined;
-      if (own.length > MAX_ROUTE_LINES) {
-        reads.warn(`${describe(route)}: would add ${own.length} match lines (hostnames x rules x matches x listeners), over the limit of ${MAX_ROUTE_LINES}; it is not served`);
-        refused = `over ${MAX_ROUTE_LINES} match lines`;
-      } else if (attached.length > 0) {
-        const key = keyOf(route);
-        const lineSizes = own.map(([, c]) => c.hostname.length + JSON.stringify(c.match).length);
-        items.push({ kind: 'HTTPRoute', key, claimant: claimantOf(route, 'HTTPRoute'), outputBytes: routeOutputBytes(built.backends, lineSizes), slots: checkedSlots(built.backends) });
+      if (lines.tooMany) refused = `over ${MAX_ROUTE_LINES} match lines`;
+      else if (lines.item !== undefined) {
+        items.push(lines.item);
         if (limits.shed.has(key)) refused = "over its namespace's share of the output budget";
       }
       if (refused !== undefined) {
-        for (const a of attached) a.listener.attached--;
-        for (const u of parents.flatMap((p) => p.unserved)) u.attached--;
+        for (const a of attachments) a.listener.attached--;
+        for (const u of unserved) u.attached--;
       } else {
-        for (const [bind, candidate] of own) {
+        for (const [bind, candidate] of lines.own) {
           const list = candidates.get(bind);
           if (list === undefined) candidates.set(bind, [candidate]);
           else list.push(candidate);
         }
-        const starved = limits.starved.has(keyOf(route));
-        if (attached.length > 0) for (const backend of built.backends) backends.set(backend.name, starved ? this.#starve(backend) : backend);
+        if (attachments.length > 0 && backends.built.backends.length > 0) served.push(limits.starved.has(key) ? this.#starved(backends) : backends.built.backends);
       }
-      routeStatus.push({
-        namespace: route.metadata.namespace ?? '',
-        name: route.metadata.name,
-        generation: generationOf(route),
-        parents: parents.map((p) => ({
-          gateway: p.gateway,
-          sectionName: p.sectionName,
-          port: p.port,
-          conditions: [refused === undefined ? p.accepted : { type: 'Accepted', status: 'False', reason: 'UnsupportedValue', message: refused }, built.resolvedRefs],
-        })),
-      });
+      let status = entry.status;
+      if (status === undefined || status.refused !== refused || status.from !== lines) status = entry.status = { refused, from: lines, status: statusOf(entry, refused) };
+      routeStatus.push(status.status);
     }
     const redirects = new Map<string, GatewayRedirect>();
     const redirectName = (r: Omit<GatewayRedirect, 'name'>): string => {
@@ -218,12 +290,12 @@ export class GatewayModelBuilder {
       return found.name;
     };
     const certificates = new Map<string, GatewayCertificate>();
-    const frontends: GatewayFrontend[] = [...byBind.keys()].sort().map((bind, i) => {
-      const listeners = byBind.get(bind) ?? [];
+    const frontends: GatewayFrontend[] = [...context.byBind.keys()].sort().map((bind, i) => {
+      const listeners = context.byBind.get(bind) ?? [];
       const https = listeners[0]?.spec.protocol === 'HTTPS';
       for (const l of listeners) if (l.certificate !== undefined) certificates.set(l.certificate.name, l.certificate);
       return {
-        ...frontendRoutes(`gateway-${i}-`, candidates.get(bind) ?? [], redirectName),
+        ...this.#frontends.routes(bind, `gateway-${i}-`, candidates.get(bind) ?? [], redirectName),
         name: `gw_${i}`,
         bind,
         scheme: https ? ('https' as const) : ('http' as const),
@@ -231,22 +303,40 @@ export class GatewayModelBuilder {
         listeners: listeners.length < 2 ? [] : listeners.map((l, index) => ({ index, hostCondition: hostCondition(l.spec.hostname ?? '') })),
       };
     });
-    const sorted = [...backends.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const slotText = sorted.map((b) => slotLine(b.name, b.servers.map((s) => (s.enabled ? s.address : '')))).join('');
+    this.#frontends.keep(context.byBind.keys());
+    const { sorted, slotText: ownSlots } = this.#backendList.of(served);
     const status = {
       gatewayClasses: classStatus,
-      gateways: entries.map((e) => ({
+      gateways: context.entries.map((e) => ({
         namespace: e.gateway.metadata.namespace ?? '',
         name: e.gateway.metadata.name,
-        generation: generationOf(e.gateway),
+        generation: generationOf(e.gateway.metadata),
         conditions: e.conditions,
         listeners: listenerStatuses(e),
       })),
       httpRoutes: routeStatus,
     };
     const sortedCertificates = [...certificates.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    return { model: { frontends, certificates: sortedCertificates, redirects: [...redirects.values()], status }, backends: sorted, slotText };
+    return { model: { frontends, certificates: sortedCertificates, redirects: [...redirects.values()], status }, backends: sorted, slotText: ownSlots };
   }
+}
+
+/** A route's status: its parents' acceptance (or why it is refused) and ResolvedRefs. */
+function statusOf(entry: RouteEntry, refused: string | undefined): RouteStatus {
+  const { route } = entry;
+  const owned = entry.owned as NonNullable<RouteEntry['owned']>;
+  const built = (entry.backends as NonNullable<RouteEntry['backends']>).built;
+  return {
+    namespace: route.metadata.namespace ?? '',
+    name: route.metadata.name,
+    generation: generationOf(route.metadata),
+    parents: owned.parents.map((p) => ({
+      gateway: p.gateway,
+      sectionName: p.sectionName,
+      port: p.port,
+      conditions: [refused === undefined ? p.accepted : { type: 'Accepted', status: 'False', reason: 'UnsupportedValue', message: refused }, built.resolvedRefs],
+    })),
+  };
 }
 
 /**
@@ -262,18 +352,20 @@ function tlsOf(crtList: string, listeners: readonly BoundListener[]): GatewayTls
   return { crtList, entries, strictSni: catchAll === undefined };
 }
 
-/** The parent without the hostnames another namespace owns; not Accepted when none is left. */
+/** The parent without the hostnames another namespace owns (its attachments are left as they are); not Accepted when none is left. */
 export function keepOwnedHosts(parent: ParentResult, route: KubeObject, ownership: HostOwnership, reads: RecordedReads): ParentResult {
   if (parent.attachments.length === 0) return parent;
   const ns = route.metadata.namespace ?? '';
-  const attachments = parent.attachments.filter((a) => {
-    a.hostnames = a.hostnames.filter((host) => {
+  const attachments: Attachment[] = [];
+  for (const a of parent.attachments) {
+    const hostnames = a.hostnames.filter((host) => {
       const owner = host === '' ? undefined : ownership.otherOwner(host, ns);
       if (owner !== undefined) reads.warn(`${describe(route)}: hostname ${host} belongs to ${owner.owner}, which claimed it first; the route does not answer it`);
       return owner === undefined;
     });
-    return a.hostnames.length > 0;
-  });
+    if (hostnames.length === 0) continue;
+    attachments.push(hostnames.length === a.hostnames.length ? a : { listener: a.listener, hostnames });
+  }
   if (attachments.length > 0) return { ...parent, attachments };
   return { ...parent, attachments, accepted: { type: 'Accepted', status: 'False', reason: 'NotAllowedByListeners', message: 'every hostname of the route belongs to another namespace' } };
 }
@@ -285,11 +377,4 @@ function sameItems(a: readonly RouteBudgetItem[], b: readonly RouteBudgetItem[])
   });
 }
 
-function keyOf(object: KubeObject): string {
-  return `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
-}
 
-function generationOf(object: KubeObject | undefined): number | undefined {
-  const generation = (object?.metadata as { generation?: unknown } | undefined)?.generation;
-  return typeof generation === 'number' ? generation : undefined;
-}

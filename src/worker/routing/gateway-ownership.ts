@@ -17,9 +17,12 @@ import type { StoreReader } from './model-source.js';
 export class HostOwnership {
   readonly #claims: RouteCandidate[] = [];
   #owners: HostOwners | undefined;
+  readonly #options: ModelOptions;
 
-  /** Our Ingresses' rule hosts, as claims. */
-  constructor(reader: StoreReader, options: ModelOptions) {
+  /** Our Ingresses' rule hosts, as claims (none without a reader). */
+  constructor(reader: StoreReader | undefined, options: ModelOptions) {
+    this.#options = options;
+    if (reader === undefined) return;
     const policy = classPolicy(reader, options);
     for (const ingress of reader.list(options.stores.ingresses)) {
       if (!acceptsClass(ingress, policy)) continue;
@@ -28,6 +31,23 @@ export class HostOwnership {
         if (typeof rule?.host === 'string' && rule.host !== '') this.claim(rule.host, claimant);
       }
     }
+  }
+
+  /** A new ownership with the claims made so far (this one is left as it is). */
+  fork(): HostOwnership {
+    const copy = new HostOwnership(undefined, this.#options);
+    copy.#claims.push(...this.#claims);
+    return copy;
+  }
+
+  /** Whether `other` holds the same claims, in the same order (both unforked: no `otherOwner` asked yet). */
+  sameClaims(other: HostOwnership): boolean {
+    const a = this.#claims;
+    const b = other.#claims;
+    return a.length === b.length && a.every((x, i) => {
+      const y = b[i] as RouteCandidate;
+      return x.host === y.host && x.owner === y.owner && x.namespace === y.namespace && x.created === y.created;
+    });
   }
 
   /** Records a claim; every claim comes before the first `otherOwner`. */

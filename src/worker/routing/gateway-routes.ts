@@ -20,7 +20,7 @@ export interface FrontendRoutes {
   readonly wildcardLabels: readonly WildcardLookup[];
 }
 
-interface Planned extends PlannedRoute, TableRoute {
+export interface Planned extends PlannedRoute, TableRoute {
   readonly scope: string;
   readonly line: GatewayMatchLine;
 }
@@ -28,29 +28,30 @@ interface Planned extends PlannedRoute, TableRoute {
 /** The routes of the bind whose map files start with `mapPrefix`; sorts `candidates` in precedence order. */
 export function frontendRoutes(mapPrefix: string, candidates: LineCandidate[], redirect: (r: Omit<GatewayRedirect, 'name'>) => string): FrontendRoutes {
   candidates.sort(compareCandidates);
-  const planned = candidates.map((candidate): Planned => {
-    const line = lineOf(candidate, redirect);
-    const path = candidate.match.path;
-    const exact = path?.type === 'Exact';
-    return {
-      host: candidate.hostname,
-      group: `${candidate.listenerKey}\0${candidate.hostname}`,
-      conditional: hasConditions(candidate.match) || line.targets.length !== 1,
-      path: exact ? (path?.value ?? '/') : normalizePrefix(path?.value),
-      exact,
-      backend: line.targets[0]?.backend ?? '',
-      scope: candidate.listenerKey,
-      line,
-    };
-  });
+  return plannedRoutes(mapPrefix, candidates.map((candidate) => plannedOf(candidate, redirect)));
+}
+
+/** A candidate as the route table sees it, with its match line. */
+export function plannedOf(candidate: LineCandidate, redirect: (r: Omit<GatewayRedirect, 'name'>) => string): Planned {
+  const line = lineOf(candidate, redirect);
+  const path = candidate.match.path;
+  const exact = path?.type === 'Exact';
+  return {
+    host: candidate.hostname,
+    group: `${candidate.listenerKey}\0${candidate.hostname}`,
+    conditional: hasConditions(candidate.match) || line.targets.length !== 1,
+    path: exact ? (path?.value ?? '/') : normalizePrefix(path?.value),
+    exact,
+    backend: line.targets[0]?.backend ?? '',
+    scope: candidate.listenerKey,
+    line,
+  };
+}
+
+/** The maps and rules of planned candidates given in precedence order. */
+export function plannedRoutes(mapPrefix: string, planned: readonly Planned[]): FrontendRoutes {
   const plan = planRoutes(planned);
-  const labels = new Set<number>();
-  const mapped = plan.mapped.map((route) => {
-    if (!route.host.startsWith('*.')) return route;
-    labels.add(route.host.split('.').length - 1);
-    return { ...route, host: wildcardKeyHost(route.host) };
-  });
-  const tables = claimTables(mapped, undefined, (route) => route.scope);
+  const tables = claimTables(plan.mapped.map(keyedHost), undefined, (route) => route.scope);
   const map = (file: string, entries: GatewayRouteMaps['hostExact']['entries']): GatewayRouteMaps['hostExact'] => ({ name: `${mapPrefix}${file}`, entries });
   return {
     maps: {
@@ -61,6 +62,18 @@ export function frontendRoutes(mapPrefix: string, candidates: LineCandidate[], r
     },
     lines: plan.early.map((route) => route.line),
     lateLines: plan.late.map((route) => route.line),
-    wildcardLabels: [...labels].sort((a, b) => b - a).map((n) => ({ labels: n, guard: n + 1 })),
+    wildcardLabels: wildcardLookups(plan.mapped),
   };
+}
+
+/** A mapped route as its table keys it: a wildcard `*.d` is the host `d*` (route-table.ts). */
+export function keyedHost<T extends Planned>(route: T): T {
+  return route.host.startsWith('*.') ? { ...route, host: wildcardKeyHost(route.host) } : route;
+}
+
+/** The label counts of the mapped wildcard hosts, most first, as the frontend looks them up. */
+export function wildcardLookups(mapped: readonly Planned[]): WildcardLookup[] {
+  const labels = new Set<number>();
+  for (const route of mapped) if (route.host.startsWith('*.')) labels.add(route.host.split('.').length - 1);
+  return [...labels].sort((a, b) => b - a).map((n) => ({ labels: n, guard: n + 1 }));
 }

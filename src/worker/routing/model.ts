@@ -182,6 +182,8 @@ export interface Backend {
   /** The options of the Ingress this backend belongs to (one object shared by its backends). */
   readonly ingressOptions: IngressOptions;
   readonly servers: readonly Server[];
+  /** The Service's namespace when it is not `namespace` (an HTTPRoute's backendRef to another namespace). */
+  readonly serviceNamespace?: string | undefined;
   /** Set only for an HTTPRoute backend (`gw_…`): the filters of its rule. */
   readonly gateway?: GatewayFilters | undefined;
   /** Entries of its rate-limit stick-table, when below the default (rate-limit-tables.ts). */

@@ -97,6 +97,21 @@ export function parseSlotFile(text: string | undefined): Map<string, string[]> {
   return slots;
 }
 
+/** One backend's slots in a slot file, as parseSlotFile would give them, without parsing the rest. */
+export function backendSlots(text: string, backend: string): string[] | undefined {
+  const lead = `${backend} `;
+  let held: string[] | undefined;
+  for (let at = text.startsWith(lead) ? 0 : text.indexOf(`\n${lead}`); at >= 0; at = text.indexOf(`\n${lead}`, at + 1)) {
+    const start = text.charCodeAt(at) === 10 ? at + 1 : at;
+    const end = text.indexOf('\n', start);
+    const parts = text.slice(start, end < 0 ? text.length : end).split(' ');
+    held ??= [];
+    for (let i = 1; i < parts.length; i++) held.push(parts[i] === '-' ? '' : (parts[i] as string));
+    if (held.length > MAX_SLOTS) return undefined;
+  }
+  return held;
+}
+
 /** The slot file lines of one backend ('' slots written as `-`), SLOTS_PER_LINE slots per line. */
 export function slotLine(backend: string, slots: readonly string[]): string {
   let text = '';

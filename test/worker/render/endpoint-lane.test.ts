@@ -10,6 +10,7 @@ import { SERVER_SLOTS_FILE } from '../../../src/worker/routing/server-slots.js';
 import type { IndexedStore } from '../../../src/worker/store/indexed-store.js';
 import { TemplateEngine } from '../../../src/worker/templates/template-engine.js';
 import { defaultTemplateSet, endpointSlice, indexedStores, ingress, rule, service, withValues } from '../../helpers/cluster.js';
+import { gateway, gatewayClass, httpRoute, ref, referenceGrant } from '../../helpers/gateway-objects.js';
 
 const NS = 'shop';
 
@@ -19,6 +20,19 @@ function cluster(apps: number): KubeObject[] {
     objects.push(ingress(NS, `app${i}`, { rules: [rule(`app${i}.example.com`, { path: '/', service: `svc${i}` })] }));
     objects.push(service(NS, `svc${i}`));
     objects.push(endpointSlice(NS, `svc${i}`, [`10.0.${i}.1`, `10.0.${i}.2`]));
+  }
+  return objects;
+}
+
+/** Ingress apps beside HTTPRoute apps: route i has a header filter, and route 0 a second backend in namespace `common` (granted). */
+function routeCluster(apps: number): KubeObject[] {
+  const objects: KubeObject[] = [...cluster(2), gatewayClass(), gateway('infra', 'gw', [{ name: 'http', port: 18087, allowedRoutes: { namespaces: { from: 'All' } } }])];
+  objects.push(service('common', 'shared'), endpointSlice('common', 'shared', ['10.9.0.1']), referenceGrant('common', 'apps', NS));
+  for (let i = 0; i < apps; i++) {
+    objects.push(service(NS, `rs${i}`), endpointSlice(NS, `rs${i}`, [`10.1.${i}.1`]));
+    const filters = [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'X-App', value: `r${i}` }] } }];
+    const backendRefs = i === 0 ? [ref(`rs${i}`), ref('shared', { namespace: 'common' })] : [ref(`rs${i}`)];
+    objects.push(httpRoute(NS, `r${i}`, { parentRefs: [{ name: 'gw', namespace: 'infra' }], hostnames: [`r${i}.example.com`], rules: [{ filters, backendRefs }] }));
   }
   return objects;
 }
@@ -104,6 +118,43 @@ describe('the endpoint lane', () => {
     expect(refused.edits).toBeUndefined();
     expect(refused.rejections.some((r) => r.kind === 'EndpointSlice')).toBe(true);
     lane.slices().upsert(endpointSlice(NS, 'svc2', []));
+    expect(lane.render().edits).toBeUndefined();
+  });
+
+  it('renders an endpoint move behind an HTTPRoute, filters and a backend in another namespace included, as edits equal to a cold render', async () => {
+    const lane = new Lane(await defaultTemplateSet(), routeCluster(6));
+    const first = lane.render();
+    lane.slices().upsert(endpointSlice(NS, 'rs3', ['10.1.3.1', '10.1.3.7']));
+    const second = lane.render();
+    expect(Object.keys(second.edits ?? {}).sort()).toEqual(['config', `files/${SERVER_SLOTS_FILE}`]);
+    const [edit] = second.edits?.['config'] ?? [];
+    expect(first.haproxyConfig.slice(edit?.at, (edit?.at ?? 0) + (edit?.remove ?? 0))).toMatch(/^backend gw_shop_r3_0_0\n/);
+    expect(edit?.text).toContain('http-request set-header x-app "r3"');
+    expect(edit?.text).toContain('10.1.3.7:8080');
+    expect(second.gatewayStatus).toEqual(first.gatewayStatus);
+    // The Service in the other namespace, behind route 0's second backendRef.
+    lane.slices().upsert(endpointSlice('common', 'shared', ['10.9.0.2']));
+    const third = lane.render();
+    expect(third.edits?.['config']).toHaveLength(1);
+    expect(third.auxiliaryFiles.files[SERVER_SLOTS_FILE]).toContain('gw_shop_r0_0_1 10.9.0.2:8080');
+    // An Ingress endpoint and a route endpoint in one render.
+    lane.slices().upsert(endpointSlice(NS, 'svc1', ['10.0.1.8']));
+    lane.slices().upsert(endpointSlice(NS, 'rs5', ['10.1.5.8']));
+    expect(lane.render().edits?.['config']).toHaveLength(2);
+    // After the lane, a route change renders the whole set, from the lane's output as its baseline.
+    lane.stores.get('httproutes')?.upsert(httpRoute(NS, 'r4', { parentRefs: [{ name: 'gw', namespace: 'infra' }], hostnames: ['r4.example.com'], rules: [{ backendRefs: [ref('rs4'), ref('rs3')] }] }));
+    const full = lane.render();
+    expect(full.edits).toBeUndefined();
+    expect(full.auxiliaryFiles.files[SERVER_SLOTS_FILE]).toContain('gw_shop_r4_0_1 10.1.3.1:8080 10.1.3.7:8080');
+  });
+
+  it('renders the whole set for an HTTPRoute endpoint change that comes with a Gateway change, or empties a backend', async () => {
+    const lane = new Lane(await defaultTemplateSet(), routeCluster(3));
+    lane.render();
+    lane.slices().upsert(endpointSlice(NS, 'rs1', ['10.1.1.9']));
+    lane.stores.get('gateways')?.upsert(gateway('infra', 'gw', [{ name: 'http', port: 18088, allowedRoutes: { namespaces: { from: 'All' } } }]));
+    expect(lane.render().edits).toBeUndefined();
+    lane.slices().upsert(endpointSlice(NS, 'rs2', []));
     expect(lane.render().edits).toBeUndefined();
   });
 
