@@ -5,10 +5,10 @@
 // weighted shares), placed so a request takes the line it would take if
 // every line were a rule. Map keys are those of Ingress routes, with the listener's `<index>@`
 // in front on a bind with several listeners (the frontend builds its lookup keys the same way).
-import { compareCandidates, hasConditions, lineOf, type LineCandidate } from './gateway-lines.js';
+import { hasConditions, lineOf, type LineCandidate } from './gateway-lines.js';
 import type { GatewayMatchLine, GatewayRedirect, GatewayRouteMaps, WildcardLookup } from './gateway-model.js';
 import { normalizePrefix } from './gateway-backends.js';
-import { claimTables, planRoutes, wildcardKeyHost, type PlannedRoute, type TableRoute } from './route-table.js';
+import { wildcardKeyHost, type PlannedRoute, type TableRoute } from './route-table.js';
 
 export interface FrontendRoutes {
   readonly maps: GatewayRouteMaps;
@@ -25,12 +25,6 @@ export interface Planned extends PlannedRoute, TableRoute {
   readonly line: GatewayMatchLine;
 }
 
-/** The routes of the bind whose map files start with `mapPrefix`; sorts `candidates` in precedence order. */
-export function frontendRoutes(mapPrefix: string, candidates: LineCandidate[], redirect: (r: Omit<GatewayRedirect, 'name'>) => string): FrontendRoutes {
-  candidates.sort(compareCandidates);
-  return plannedRoutes(mapPrefix, candidates.map((candidate) => plannedOf(candidate, redirect)));
-}
-
 /** A candidate as the route table sees it, with its match line. */
 export function plannedOf(candidate: LineCandidate, redirect: (r: Omit<GatewayRedirect, 'name'>) => string): Planned {
   const line = lineOf(candidate, redirect);
@@ -45,24 +39,6 @@ export function plannedOf(candidate: LineCandidate, redirect: (r: Omit<GatewayRe
     backend: line.targets[0]?.backend ?? '',
     scope: candidate.listenerKey,
     line,
-  };
-}
-
-/** The maps and rules of planned candidates given in precedence order. */
-export function plannedRoutes(mapPrefix: string, planned: readonly Planned[]): FrontendRoutes {
-  const plan = planRoutes(planned);
-  const tables = claimTables(plan.mapped.map(keyedHost), undefined, (route) => route.scope);
-  const map = (file: string, entries: GatewayRouteMaps['hostExact']['entries']): GatewayRouteMaps['hostExact'] => ({ name: `${mapPrefix}${file}`, entries });
-  return {
-    maps: {
-      hostExact: map('host-exact.map', tables.hostExact),
-      hostPrefix: map('host-prefix.map', tables.hostPrefix),
-      pathExact: map('path-exact.map', tables.pathExact),
-      pathPrefix: map('path-prefix.map', tables.pathPrefix),
-    },
-    lines: plan.early.map((route) => route.line),
-    lateLines: plan.late.map((route) => route.line),
-    wildcardLabels: wildcardLookups(plan.mapped),
   };
 }
 
