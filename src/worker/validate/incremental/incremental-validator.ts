@@ -15,6 +15,7 @@ import { StructureParser } from '../structure/structure-parser.js';
 import { ChunkIndex, newChunk, type ChunkRecord } from './chunk-index.js';
 import { chunkAt, chunkEnd } from './chunking.js';
 import { GenerationCache } from './generation-cache.js';
+import { MapDeltas } from './map-deltas.js';
 
 // A worker re-validates every render, and between two renders of a large cluster most of the
 // configuration is unchanged. IncrementalValidator cuts the configuration into chunks before the
@@ -54,6 +55,9 @@ export class IncrementalValidator {
   #layout: { readonly config: string; readonly chunks: readonly PlacedChunk[] } | null = null;
   #processed = 0;
 
+  /** The maps of the latest call, read again by their changed lines (map-deltas.ts). */
+  readonly #maps = new MapDeltas();
+  readonly #parseMap = (text: string): ParsedMap => this.#maps.parsed(text) ?? parseMapText(text);
   /** One parse per map text, shared by the structure phase's and the auxiliary phase's checks. */
   readonly #parsedMaps = new GenerationCache<ParsedMap>();
   readonly #mapEntries = new GenerationCache<MapEntries>();
@@ -64,17 +68,22 @@ export class IncrementalValidator {
   readonly #chunkLines = new WeakMap<ChunkRecord, { readonly lines: readonly LongLine[]; readonly bufsize: number | undefined }>();
   readonly #fileLines = new GenerationCache<readonly LongLine[]>();
   readonly #derive: TextDerivations = {
-    mapEntries: (text) => this.#mapEntries.get(text, () => mapEntriesWithValues(this.#parsedMaps.get(text, parseMapText))),
+    mapEntries: (text) => this.#mapEntries.get(text, () => this.#maps.entries(text) ?? mapEntriesWithValues(this.#parsedMaps.get(text, this.#parseMap))),
     mapIssues: (text, patternOnly) =>
       patternOnly
-        ? this.#patternIssues.get(text, () => mapIssuesFrom(this.#parsedMaps.get(text, parseMapText), true))
-        : this.#mapIssues.get(text, () => mapIssuesFrom(this.#parsedMaps.get(text, parseMapText), false)),
+        ? this.#patternIssues.get(text, () => mapIssuesFrom(this.#parsedMaps.get(text, this.#parseMap), true))
+        : this.#mapIssues.get(text, () => this.#maps.issues(text) ?? mapIssuesFrom(this.#parsedMaps.get(text, this.#parseMap), false)),
     pem: (text) => this.#pems.get(text, scanPem),
   };
 
   /** Chunk texts held: at most the number of chunks of the latest configuration. */
   get cachedChunks(): number {
     return this.#index.size;
+  }
+
+  /** Maps read by their changed lines alone, over every call. */
+  get splicedMaps(): number {
+    return this.#maps.spliced;
   }
 
   /** Chunks the latest call had to parse (the others were reused). */
@@ -85,6 +94,7 @@ export class IncrementalValidator {
   validateStructure(config: string, aux: AuxiliaryFiles, paths: OutputPaths): ValidationReport {
     if (typeof config !== 'string') return validateStructure(config, aux, paths);
     this.#processed = 0;
+    if (aux !== null && typeof aux === 'object' && aux.maps !== null && typeof aux.maps === 'object') this.#maps.observe(aux.maps);
     this.#mapEntries.begin();
     this.#parsedMaps.begin();
     try {
@@ -132,6 +142,7 @@ export class IncrementalValidator {
   checkAuxiliaryFiles(aux: AuxiliaryFiles, config: string, paths: OutputPaths): ValidationReport {
     if (typeof config !== 'string') return checkAuxiliaryFiles(aux, config, paths);
     this.#processed = 0;
+    if (aux !== null && typeof aux === 'object' && aux.maps !== null && typeof aux.maps === 'object') this.#maps.observe(aux.maps);
     // Parsed maps carry over from the structure phase of the same render (begin() keeps them
     // reachable for one more call).
     const caches = [this.#mapIssues, this.#patternIssues, this.#pems, this.#parsedMaps];
