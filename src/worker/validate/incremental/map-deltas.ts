@@ -111,29 +111,22 @@ export class MapDeltas {
     const linesBefore = first === 0 ? newlines(old, 0, cut.start) : (parsed.lines[first - 1] as number) - 1 + newlines(old, starts[first - 1] as number, cut.start);
     const lineShift = newlines(middle, 0, middle.length) - newlines(old, cut.start, cut.oldEnd);
     const charShift = text.length - old.length;
-    const lines = parsed.lines.slice(0, first);
-    const keys = parsed.keys.slice(0, first);
-    const values = parsed.values.slice(0, first);
-    const nextStarts = starts.slice(0, first);
-    for (let i = 0; i < mid.keys.length; i++) {
-      lines.push(linesBefore + (mid.lines[i] as number));
-      // Detached: the entry must not pin this render's whole map text.
-      keys.push(detachString(mid.keys[i] as string));
-      values.push(detachString(mid.values[i] as string));
-      nextStarts.push(cut.start + (midStarts[i] as number));
-    }
-    for (let i = next; i < parsed.keys.length; i++) {
-      lines.push((parsed.lines[i] as number) + lineShift);
-      keys.push(parsed.keys[i] as string);
-      values.push(parsed.values[i] as string);
-      nextStarts.push((starts[i] as number) + charShift);
-    }
+    // Detached: an entry must not pin this render's whole map text.
+    const midKeys = mid.keys.map(detachString);
+    const midValues = mid.values.map(detachString);
+    const midLines = mid.lines.map((line) => linesBefore + line);
+    const midAt = midStarts.map((at) => cut.start + at);
+    const shifted = (list: readonly number[], by: number): readonly number[] => (by === 0 ? list.slice(next) : list.slice(next).map((at) => at + by));
+    // Native slices and concatenation: the unchanged entries are copied, not walked.
+    const lines = parsed.lines.slice(0, first).concat(midLines, shifted(parsed.lines, lineShift));
+    const keys = parsed.keys.slice(0, first).concat(midKeys, parsed.keys.slice(next));
+    const values = parsed.values.slice(0, first).concat(midValues, parsed.values.slice(next));
+    const nextStarts = starts.slice(0, first).concat(midAt, shifted(starts, charShift));
     // The added values are counted before the removed ones, so that a value both removed and
     // added (an entry whose key changed) leaves the distinct values as they were.
     let distinctChanged = false;
     const counts = clean.valueCounts;
-    for (let i = first; i < first + mid.keys.length; i++) {
-      const value = values[i] as string;
+    for (const value of midValues) {
       const count = counts.get(value);
       if (count === undefined) distinctChanged = true;
       counts.set(value, (count ?? 0) + 1);
