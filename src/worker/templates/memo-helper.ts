@@ -72,19 +72,16 @@ export function registerMemoHelper(hb: typeof Handlebars, scopeOf: (options: Mem
     if (whole !== undefined) return whole;
     const texts = scope.memo?.texts(id);
     const data = { scope, root: { values: scope.values, paths: scope.paths } };
-    const parts: string[] = new Array<string>(key.length);
-    for (let i = 0; i < key.length; i++) {
-      const element: unknown = key[i];
-      const cacheable = texts !== undefined && element !== null && typeof element === 'object';
-      let text = cacheable ? texts.get(element) : undefined;
+    const element = (value: unknown): string => {
+      const cacheable = texts !== undefined && value !== null && typeof value === 'object';
+      let text = cacheable ? texts.get(value) : undefined;
       if (text === undefined) {
-        text = run(block, element, data);
-        if (cacheable) texts.set(element, flatten(text));
+        text = run(block, value, data);
+        if (cacheable) texts.set(value, flatten(text));
       }
-      parts[i] = text;
-    }
-    // join() builds one flat string: nothing to flatten.
-    const text = parts.join('');
+      return text;
+    };
+    const text = scope.memo === undefined ? key.map(element).join('') : scope.memo.keyedText(id, key, element);
     lists?.set(key, text);
     return text;
   });

@@ -76,6 +76,28 @@ describe('memoEach, the keyed loop', () => {
     expect(text).toContain('h49 be\nh50-new be\nh51 be\n');
   });
 
+  it('renders a long list after inserts, removals and replacements at its start, middle and end as an each does', () => {
+    const engine = new TemplateEngine();
+    const set = templateSet(KEYED);
+    const entry = (i: number): { key: string; backend: string } => ({ key: `h${i}.test/p`, backend: `be_${i % 7}` });
+    let list = Array.from({ length: 200 }, (_, i) => entry(i));
+    const edits: ((l: typeof list) => typeof list)[] = [
+      (l) => [entry(1000), ...l],
+      (l) => l.slice(1),
+      (l) => [...l.slice(0, 100), entry(1001), ...l.slice(101)],
+      (l) => [...l.slice(0, 50), ...l.slice(52)],
+      (l) => [...l, entry(1002), entry(1003)],
+      (l) => l.slice(0, -1),
+      (l) => [...l.slice(0, 10), { key: 'a-much-longer-key.example.com/with/a/path', backend: 'be_long' }, ...l.slice(10)],
+      (l) => l.slice(0, 0),
+      () => Array.from({ length: 50 }, (_, i) => entry(i)),
+    ];
+    for (const edit of edits) {
+      list = edit(list);
+      expect(render(engine, set, { list })).toBe(render(new TemplateEngine(), templateSet(EACH), { list }));
+    }
+  });
+
   it('renders elements that are not objects every time, and the else block for an empty or missing list', () => {
     const engine = new TemplateEngine();
     const set = templateSet('{{#memoEach values.list}}[{{this}}]{{else}}none{{/memoEach}}');
