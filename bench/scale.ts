@@ -1,7 +1,8 @@
 // Scaling curve (`npm run bench:scale`): for each cluster size N it records, on a fresh
 // one-thread PoolPipeline, the cold render (first render in a fresh worker), the incremental
 // render after one Ingress changed and after one EndpointSlice changed (render and validation),
-// the main thread's dispatch cost for that change, rendered size and the worker's heap. Writes bench/results/scale.json and bench/results/scale.svg.
+// the main thread's dispatch cost for that change, rendered size and the worker's heap, and the
+// on-CPU time of a 1-Ingress-change render on this thread (inline, free of preemption). Writes bench/results/scale.json and bench/results/scale.svg.
 // Then the same apps routed by HTTPRoutes instead (route-cluster.ts; default N = 1,000 and 10,000,
 // `--route-sizes`): 1 HTTPRoute changed and 1 EndpointSlice changed, compared per object with the
 // Ingress cluster of the same size measured in this run (targets ≤ 1.5×).
@@ -16,7 +17,8 @@ import { lineChartSvg } from '../src/main/tools/svg-chart.js';
 import { loadTemplateSet } from '../src/main/template-set/template-set.js';
 import { SYNTHETIC_CLUSTER_VALUES } from '../src/main/sources/synthetic/synthetic-cluster.js';
 import { benchCommand, sizeArgument, sizeList } from './bench-command.js';
-import { environment, median, OneObjectChanger, populatedStores, printTable, sig, type ChangedKind, type Row } from './lib.js';
+import { environment, median, OneObjectChanger, populatedStores, printTable, sig, threadSchedstat, type ChangedKind, type Row } from './lib.js';
+import { InlinePipeline } from '../src/main/pipeline/inline-pipeline.js';
 import { populatedRouteStores } from './route-cluster.js';
 import { routeTargets, scaleTargets } from './scale-targets.js';
 import type { ConstructorSize, HeapSummary } from './heap-summary.js';
@@ -69,6 +71,7 @@ async function measureCluster(n: number, routes: boolean): Promise<Row> {
     };
     const object = await measure(routes ? 'httproute' : 'ingress');
     const slice = await measure('endpointslice');
+    const cpu = routes ? undefined : await inlineChangeCpu(set, stores, cluster, n);
     const heap = await workerLiveHeap(pool, n, !routes && snapshotAt.includes(n));
     if (heap.snapshot !== undefined) snapshots.push({ ingresses: n, ...heap.snapshot });
     const changed = routes ? 'route' : 'ingress';
@@ -81,6 +84,7 @@ async function measureCluster(n: number, routes: boolean): Promise<Row> {
       [`${changed}ChangeValidateMs`]: sig(object.validate),
       [`${changed}ChangeTotalMs`]: sig(object.total),
       [`${changed}ChangeOverCold`]: sig(object.total / cold.timings.totalMs),
+      ...(cpu === undefined ? {} : { ingressChangeCpuMs: sig(cpu) }),
       sliceChangeTotalMs: sig(slice.total),
       sliceChangeOverCold: sig(slice.total / cold.timings.totalMs),
       dispatchMs: sig(median([object.dispatch, slice.dispatch])),
@@ -162,6 +166,28 @@ await writeFile(
   }),
 );
 console.error('wrote bench/results/scale.json and bench/results/scale.svg');
+
+/**
+ * On-CPU time of one render + validate after 1 changed Ingress, on this thread (an InlinePipeline,
+ * the same code as the worker's), median of INCREMENTAL_SAMPLES: on a loaded host the wall-time
+ * figures include preemption, this one does not (Linux schedstat; null elsewhere).
+ */
+async function inlineChangeCpu(set: Awaited<ReturnType<typeof loadTemplateSet>>, stores: ReturnType<typeof populatedStores>['stores'], cluster: ReturnType<typeof populatedStores>['cluster'], n: number): Promise<number | undefined> {
+  if (threadSchedstat() === undefined) return undefined;
+  const inline = new InlinePipeline({ templateSet: set });
+  let baseline = await inline.execute(never, stores, 'reconcile');
+  const changer = new OneObjectChanger(stores, cluster, n, 'ingress');
+  const cpu: number[] = [];
+  for (let i = 0; i < INCREMENTAL_SAMPLES + 2; i++) {
+    changer.change();
+    const before = threadSchedstat() as [number, number];
+    baseline = await inline.execute(never, stores, 'reconcile', { baseline });
+    const after = threadSchedstat() as [number, number];
+    // The first two warm the caches of the changed paths.
+    if (i >= 2) cpu.push((after[0] - before[0]) / 1e6);
+  }
+  return median(cpu);
+}
 
 /**
  * The synthetic cluster's values with a descriptor limit large enough for every Ingress's server

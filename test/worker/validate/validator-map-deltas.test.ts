@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AuxiliaryFiles } from '../../../src/worker/protocol.js';
-import { changedLines } from '../../../src/worker/validate/incremental/map-deltas.js';
+import { changedLines } from '../../../src/worker/render/text-window.js';
 import { IncrementalValidator, checkAuxiliaryFiles, validateStructure } from '../../../src/worker/validate/validator.js';
 import { PATHS } from '../../helpers/validation.js';
 

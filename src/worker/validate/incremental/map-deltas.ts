@@ -7,6 +7,7 @@
 // splice is exactly what reading the whole new text gives; the issues (no value, repeated key)
 // are derived incrementally only while the map has none, and read whole otherwise.
 import { mapEntriesWithValues, mapIssuesFrom, parseMapText, type LineIssue, type MapEntries, type ParsedMap } from '../auxiliary/map-file.js';
+import { changedLines } from '../../render/text-window.js';
 import { detachString } from './chunk-index.js';
 
 /** What was read from one map text. */
@@ -160,53 +161,6 @@ function wholeState(text: string): MapState {
     valueCounts.set(value, (valueCounts.get(value) ?? 0) + 1);
   }
   return { text, parsed, starts, clean: clean ? { keys, valueCounts, distinct: [...valueCounts.keys()] } : undefined, entries: undefined };
-}
-
-/**
- * The lines of `before` and `after` that differ: from `start` (a line start in both) to
- * `oldEnd` in `before` and `newEnd` in `after` (each a line start or the end, and what follows
- * is the same in both). Undefined when the texts are the same.
- */
-export function changedLines(before: string, after: string): { start: number; oldEnd: number; newEnd: number } | undefined {
-  if (before === after) return undefined;
-  const prefix = commonPrefix(before, after);
-  const start = prefix === 0 ? 0 : before.lastIndexOf('\n', prefix - 1) + 1;
-  const suffix = commonSuffix(before, after, Math.min(before.length, after.length) - start);
-  let oldEnd = before.length - suffix;
-  let newEnd = after.length - suffix;
-  const lineStart = (text: string, at: number): boolean => at === start || text.charCodeAt(at - 1) === 10;
-  if (!(lineStart(before, oldEnd) && lineStart(after, newEnd))) {
-    // The rest of the line is common to both: the changed lines end after it.
-    const newline = before.indexOf('\n', oldEnd);
-    const end = newline < 0 ? before.length : newline + 1;
-    newEnd += end - oldEnd;
-    oldEnd = end;
-  }
-  return { start, oldEnd, newEnd };
-}
-
-/** The length of the longest common prefix (binary search over native comparisons). */
-function commonPrefix(a: string, b: string): number {
-  let lo = 0;
-  let hi = Math.min(a.length, b.length);
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >>> 1;
-    if (a.startsWith(b.slice(lo, mid), lo)) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-
-/** The length of the longest common suffix, at most `limit`. */
-function commonSuffix(a: string, b: string, limit: number): number {
-  let lo = 0;
-  let hi = Math.max(0, limit);
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >>> 1;
-    if (a.endsWith(b.slice(b.length - mid, b.length - lo), a.length - lo)) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
 }
 
 /** The first index whose value is at least `at` in an ascending list. */
