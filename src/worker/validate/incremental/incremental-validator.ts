@@ -67,6 +67,8 @@ export class IncrementalValidator {
   /** The line cap's scans: per chunk (long lines, `tune.bufsize`) and per auxiliary file text. */
   readonly #chunkLines = new WeakMap<ChunkRecord, { readonly lines: readonly LongLine[]; readonly bufsize: number | undefined }>();
   readonly #fileLines = new GenerationCache<readonly LongLine[]>();
+  /** The config's long lines and `tune.bufsize`, for the layout they were found in. */
+  #configLines: { readonly chunks: readonly PlacedChunk[]; readonly lines: readonly LongLine[]; readonly bufsize: number | undefined } | undefined;
   readonly #derive: TextDerivations = {
     mapEntries: (text) => this.#mapEntries.get(text, () => this.#maps.entries(text) ?? mapEntriesWithValues(this.#parsedMaps.get(text, this.#parseMap))),
     mapIssues: (text, patternOnly) =>
@@ -118,17 +120,24 @@ export class IncrementalValidator {
   /** The line cap, as checkLineLengths() computes it, from scans cached per chunk and file text. */
   #lineIssues(config: string, aux: AuxiliaryFiles): ReturnType<typeof lineIssues> {
     const placed: PlacedLines[] = [];
-    let bufsize: number | undefined;
-    const lines: LongLine[] = [];
-    for (const { record, offset } of this.#layoutOf(config)) {
-      let scan = this.#chunkLines.get(record);
-      if (scan === undefined) {
-        scan = { lines: longLines(record.text), bufsize: bufsizeIn(record.text) };
-        this.#chunkLines.set(record, scan);
+    const chunks = this.#layoutOf(config);
+    // The same layout (an unchanged config) has the same long lines: no walk over its chunks.
+    let known = this.#configLines;
+    if (known?.chunks !== chunks) {
+      let bufsize: number | undefined;
+      const lines: LongLine[] = [];
+      for (const { record, offset } of chunks) {
+        let scan = this.#chunkLines.get(record);
+        if (scan === undefined) {
+          scan = { lines: longLines(record.text), bufsize: bufsizeIn(record.text) };
+          this.#chunkLines.set(record, scan);
+        }
+        if (scan.bufsize !== undefined) bufsize = scan.bufsize;
+        for (const long of scan.lines) lines.push({ line: offset + long.line, length: long.length });
       }
-      if (scan.bufsize !== undefined) bufsize = scan.bufsize;
-      for (const long of scan.lines) lines.push({ line: offset + long.line, length: long.length });
+      known = this.#configLines = { chunks, lines, bufsize };
     }
+    const { lines, bufsize } = known;
     placed.push({ file: CONFIG_FILE, offset: 0, lines });
     this.#fileLines.begin();
     try {
