@@ -1,6 +1,7 @@
 // Shared plumbing for the benchmark suites: the cluster sizes, tinybench option presets, turning a
 // finished tinybench task into plain numbers, console tables with rounded figures, and writing
 // each suite's report to bench/results/<suite>.json (through a .tmp file, which git ignores).
+import { readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg, platform, release } from 'node:os';
 import type { Bench, BenchOptions, Task } from 'tinybench';
@@ -222,5 +223,15 @@ async function tinybenchVersion(): Promise<string> {
     return pkg.version ?? 'unknown';
   } catch {
     return 'unknown';
+  }
+}
+
+/** The calling thread's [on-CPU ns, run-queue wait ns], or undefined off Linux. */
+export function threadSchedstat(): [number, number] | undefined {
+  try {
+    const [run, wait] = readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ').map(Number);
+    return run !== undefined && wait !== undefined && Number.isFinite(run) && Number.isFinite(wait) ? [run, wait] : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -32,6 +32,7 @@ export function scaleTargets(rows: readonly Row[]): Target[] {
     const ratio = (key: string): number | undefined => (small === undefined ? undefined : Number(row[key]) / Number(small[key]));
     out.push(target(`1 Ingress changed at ${n} / the same at 1,000`, 2, ratio('ingressChangeTotalMs')));
     out.push(target(`1 EndpointSlice changed at ${n} / the same at 1,000`, 2, ratio('sliceChangeTotalMs')));
+    if (row.ingressChangeCpuMs !== undefined) out.push(target(`1 Ingress changed at ${n} / the same at 1,000, CPU time (inline)`, 2, ratio('ingressChangeCpuMs')));
   }
   if (largest !== undefined && Number(largest.ingresses) >= 10_000) {
     out.push(target(`1 Ingress changed at ${largest.ingresses} / cold at ${largest.ingresses}`, 0.005, Number(largest.ingressChangeOverCold), ''));

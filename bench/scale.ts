@@ -1,7 +1,8 @@
 // Scaling curve (`npm run bench:scale`): for each cluster size N it records, on a fresh
 // one-thread PoolPipeline, the cold render (first render in a fresh worker), the incremental
 // render after one Ingress changed and after one EndpointSlice changed (render and validation),
-// the main thread's dispatch cost for that change, rendered size and the worker's heap. Writes bench/results/scale.json and bench/results/scale.svg.
+// the main thread's dispatch cost for that change, rendered size and the worker's heap, and the
+// CPU time of a 1-Ingress-change render run inline (free of preemption). Writes bench/results/scale.json and bench/results/scale.svg.
 // Then the same apps routed by HTTPRoutes instead (route-cluster.ts; default N = 1,000 and 10,000,
 // `--route-sizes`): 1 HTTPRoute changed and 1 EndpointSlice changed, compared per object with the
 // Ingress cluster of the same size measured in this run (targets ≤ 1.5×).
@@ -17,12 +18,15 @@ import { loadTemplateSet } from '../src/main/template-set/template-set.js';
 import { SYNTHETIC_CLUSTER_VALUES } from '../src/main/sources/synthetic/synthetic-cluster.js';
 import { benchCommand, sizeArgument, sizeList } from './bench-command.js';
 import { environment, median, OneObjectChanger, populatedStores, printTable, sig, type ChangedKind, type Row } from './lib.js';
+import { InlinePipeline } from '../src/main/pipeline/inline-pipeline.js';
 import { populatedRouteStores } from './route-cluster.js';
 import { routeTargets, scaleTargets } from './scale-targets.js';
 import type { ConstructorSize, HeapSummary } from './heap-summary.js';
 import { workerLiveHeap } from './worker-heap.js';
 
 const INCREMENTAL_SAMPLES = 9;
+const CPU_WARMUPS = 5;
+const CPU_SAMPLES = 21;
 const DEFAULT_SCALE_SIZES = [100, 1_000, 10_000, 50_000];
 const DEFAULT_ROUTE_SIZES = [1_000, 10_000];
 const command = benchCommand('bench:scale', 'scaling curve: cold and incremental render, dispatch cost, output size and worker heap per cluster size; writes bench/results/scale.json and scale.svg')
@@ -69,6 +73,7 @@ async function measureCluster(n: number, routes: boolean): Promise<Row> {
     };
     const object = await measure(routes ? 'httproute' : 'ingress');
     const slice = await measure('endpointslice');
+    const cpu = routes ? undefined : await inlineChangeCpu(set, stores, cluster, n);
     const heap = await workerLiveHeap(pool, n, !routes && snapshotAt.includes(n));
     if (heap.snapshot !== undefined) snapshots.push({ ingresses: n, ...heap.snapshot });
     const changed = routes ? 'route' : 'ingress';
@@ -81,6 +86,7 @@ async function measureCluster(n: number, routes: boolean): Promise<Row> {
       [`${changed}ChangeValidateMs`]: sig(object.validate),
       [`${changed}ChangeTotalMs`]: sig(object.total),
       [`${changed}ChangeOverCold`]: sig(object.total / cold.timings.totalMs),
+      ...(cpu === undefined ? {} : { ingressChangeCpuMs: sig(cpu) }),
       sliceChangeTotalMs: sig(slice.total),
       sliceChangeOverCold: sig(slice.total / cold.timings.totalMs),
       dispatchMs: sig(median([object.dispatch, slice.dispatch])),
@@ -162,6 +168,28 @@ await writeFile(
   }),
 );
 console.error('wrote bench/results/scale.json and bench/results/scale.svg');
+
+/**
+ * CPU time of one render + validate after 1 changed Ingress, run on this thread (an InlinePipeline,
+ * the same code as the worker's) while the pool's workers are idle: the process's user + system
+ * time, so the garbage collector's helper threads count too. Median of CPU_SAMPLES after
+ * CPU_WARMUPS renders that warm the JIT on the changed paths. On a loaded host the wall-time
+ * figures include preemption; this one does not.
+ */
+async function inlineChangeCpu(set: Awaited<ReturnType<typeof loadTemplateSet>>, stores: ReturnType<typeof populatedStores>['stores'], cluster: ReturnType<typeof populatedStores>['cluster'], n: number): Promise<number> {
+  const inline = new InlinePipeline({ templateSet: set });
+  let baseline = await inline.execute(never, stores, 'reconcile');
+  const changer = new OneObjectChanger(stores, cluster, n, 'ingress');
+  const cpu: number[] = [];
+  for (let i = 0; i < CPU_WARMUPS + CPU_SAMPLES; i++) {
+    changer.change();
+    const before = process.cpuUsage();
+    baseline = await inline.execute(never, stores, 'reconcile', { baseline });
+    const used = process.cpuUsage(before);
+    if (i >= CPU_WARMUPS) cpu.push((used.user + used.system) / 1000);
+  }
+  return median(cpu);
+}
 
 /**
  * The synthetic cluster's values with a descriptor limit large enough for every Ingress's server

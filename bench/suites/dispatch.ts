@@ -8,7 +8,6 @@
 // thread), and stores.snapshot() + v8.serialize (the sender's half of a postMessage only).
 // On Linux the main thread's on-CPU time and run-queue wait over each execute come from
 // /proc/thread-self/schedstat: wall-time figures on a loaded host include preemption.
-import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { serialize } from 'node:v8';
 import { Bench, type FnReturnedObject, type HookMode } from 'tinybench';
@@ -24,6 +23,7 @@ import {
   populatedStores,
   ratio,
   taskOf,
+  threadSchedstat,
   type Row,
   type Suite,
   type SuiteContext,
@@ -33,16 +33,6 @@ import {
 const DELTA = 'delta dispatch (execute, 1 object changed)';
 const CLONE = 'snapshot + structuredClone';
 const SERIALIZE = 'snapshot + v8.serialize';
-
-/** The calling thread's [on-CPU ns, run-queue wait ns], or undefined off Linux. */
-function threadSchedstat(): [number, number] | undefined {
-  try {
-    const [run, wait] = readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ').map(Number);
-    return run !== undefined && wait !== undefined && Number.isFinite(run) && Number.isFinite(wait) ? [run, wait] : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 function statsDiff(after: PoolPipelineStats, before: PoolPipelineStats): Row {
   return {

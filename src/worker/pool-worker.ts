@@ -10,6 +10,7 @@ import { MessageChannel, parentPort, threadId } from 'node:worker_threads';
 import { pino } from 'pino';
 import { exposeOn } from './channel/comlink-node.js';
 import { renderAndValidate } from './render/renderer.js';
+import { changedLines } from './render/text-window.js';
 import { StoreReplica } from './store/store-replica.js';
 import { TemplateEngine } from './templates/template-engine.js';
 import type {
@@ -133,10 +134,16 @@ function asEdits(outcome: RenderSuccess, edits: Readonly<Record<string, readonly
 
 /**
  * The result without the files the main thread already holds: copying a 4 MiB config back to
- * the main thread costs it milliseconds, and most renders change only some of the files.
+ * the main thread costs it milliseconds, and most renders change only some of the files. When
+ * the config and the set of files are the same, and a large file changed in a few lines, the
+ * result travels as edits of `from` (asLineEdits).
  */
 function withoutRepeats(outcome: RenderSuccess, received: RenderBaseline, from: string): RenderSuccess {
   const config = outcome.haproxyConfig === received.haproxyConfig;
+  if (config) {
+    const patch = asLineEdits(outcome, received, from);
+    if (patch !== undefined) return patch;
+  }
   const files: string[] = [];
   const aux: Record<keyof AuxiliaryFiles, Record<string, string>> = { maps: {}, files: {}, certificates: {} };
   for (const kind of ['maps', 'files', 'certificates'] as const) {
@@ -148,4 +155,47 @@ function withoutRepeats(outcome: RenderSuccess, received: RenderBaseline, from: 
   }
   if (!config && files.length === 0) return outcome;
   return { ...outcome, haproxyConfig: config ? '' : outcome.haproxyConfig, auxiliaryFiles: aux, reused: { from, config, files } };
+}
+
+/**
+ * The result as edits of `from`, whose config it shares: each changed file as the edit of the
+ * lines that differ (a small one as a whole-file edit), the others not at all. The pool marks it
+ * a patch of `from`, so the Deployer diffs the edited files alone; a patch names every changed
+ * file, so a file added or removed leaves the result whole (undefined), as does a result whose
+ * changed files all differ in most of their text. The origin index travels: it names the
+ * objects' versions, which change with the config unchanged.
+ */
+function asLineEdits(outcome: RenderSuccess, received: RenderBaseline, from: string): RenderSuccess | undefined {
+  const files: string[] = [];
+  const edits: Record<string, readonly TextEdit[]> = {};
+  let saved = false;
+  for (const kind of ['maps', 'files', 'certificates'] as const) {
+    const before = received.auxiliaryFiles[kind];
+    const after = outcome.auxiliaryFiles[kind];
+    if (Object.keys(before).length !== Object.keys(after).length) return undefined;
+    for (const [name, text] of Object.entries(after)) {
+      if (!Object.prototype.hasOwnProperty.call(before, name)) return undefined;
+      const held = before[name] as string;
+      if (held === text) {
+        files.push(`${kind}/${name}`);
+        continue;
+      }
+      const edit = lineEdit(held, text);
+      if (edit !== undefined) saved = true;
+      edits[`${kind}/${name}`] = [edit ?? { at: 0, remove: held.length, text }];
+    }
+  }
+  if (!saved) return undefined;
+  return { ...outcome, haproxyConfig: '', auxiliaryFiles: { maps: {}, files: {}, certificates: {} }, reused: { from, config: true, files, edits } };
+}
+
+/** Files smaller than this travel whole. */
+const EDIT_MIN_LENGTH = 4096;
+
+/** `after` as one edit of `before` (the lines that differ), or undefined when most of it differs or it is small. */
+function lineEdit(before: string, after: string): TextEdit | undefined {
+  if (after.length < EDIT_MIN_LENGTH) return undefined;
+  const cut = changedLines(before, after);
+  if (cut === undefined || cut.oldEnd - cut.start + (cut.newEnd - cut.start) > (before.length + after.length) / 4) return undefined;
+  return { at: cut.start, remove: cut.oldEnd - cut.start, text: after.slice(cut.start, cut.newEnd) };
 }

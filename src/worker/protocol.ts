@@ -247,8 +247,9 @@ export interface RenderSuccess {
    */
   readonly reused?: ReusedFiles;
   /**
-   * Set by the pool when this render is render `patch.from` with these edits (the endpoint lane),
-   * so that the Deployer diffs the edited sections only. Every file is complete all the same.
+   * Set by the pool when this render is render `patch.from` with these edits (the endpoint lane,
+   * or a render whose config is the same and whose files changed in a few lines), so that the
+   * Deployer diffs the edited sections and files only. Every file is complete all the same.
    */
   readonly patch?: RenderPatch;
   /** Set by the endpoint lane: the files as edits of the executor's previous render (the pool worker sends only these). */
@@ -264,7 +265,8 @@ export interface ReusedFiles {
   readonly files: readonly string[];
   /**
    * Files that are the text of output `from` with these edits: `config` (it travels as '') and
-   * `<kind>/<name>` (absent from auxiliaryFiles). The origin index is then `from`'s too.
+   * `<kind>/<name>` (absent from auxiliaryFiles). The origin index is `from`'s when the result
+   * has none (the endpoint lane's).
    */
   readonly edits?: Readonly<Record<string, readonly TextEdit[]>>;
 }

@@ -2,7 +2,8 @@
 // lane's): the same classification as diffRenders, computed on the edited sections and files
 // alone, so a change of one backend in a 5 MiB config costs what that backend costs. Config edits
 // cover whole sections, so the edited sections of both renders, in order, are configs of their
-// own; auxiliary files named by the patch are compared whole, the others are the same text.
+// own; auxiliary files named by the patch are compared whole, the others are the same text. A
+// patch without config edits (files edited alone) is diffed against the whole, unchanged config.
 import type { AuxiliaryFiles, RenderPatch } from '../../worker/protocol.js';
 import { diffRenders, type ConfigDiff, type DiffInput, type DiffOptions } from './config-diff.js';
 import type { DeployableRender } from './deploy-target.js';
@@ -22,8 +23,10 @@ export function diffDeployed(live: DeployableRender, next: DeployableRender, opt
 /** The diff from `deployed` to `next`, where `next` is `deployed` with `patch` (patch.from is deployed's renderId). */
 export function diffPatch(deployed: DiffInput, next: DiffInput, patch: RenderPatch, options: DiffOptions = {}): ConfigDiff {
   const edits = patch.edits['config'] ?? [];
-  let before = '';
-  let after = '';
+  // Without config edits the config is the same text (the same string, as the pool restores it):
+  // it is passed whole, since how the files changed depends on how the config uses them.
+  let before = edits.length === 0 ? deployed.haproxyConfig : '';
+  let after = edits.length === 0 ? next.haproxyConfig : '';
   for (const edit of edits) {
     before += deployed.haproxyConfig.slice(edit.at, edit.at + edit.remove);
     after += edit.text;

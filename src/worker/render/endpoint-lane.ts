@@ -38,6 +38,9 @@ export interface LaneBase {
   readonly outcome: RenderSuccess;
   /** The current object of each backend (the model's, or the lane's since), by name. */
   readonly backends: Map<string, Backend>;
+  /** The model's backends `backends` was made from, and whether the lane has changed it since. */
+  readonly source: readonly Backend[];
+  edited?: boolean;
   /** Backend names by `namespace/service`, built on first use. */
   byService?: Map<string, string[]>;
   /** Stores the templates read themselves. */
@@ -66,14 +69,28 @@ export interface LaneRender {
   readonly bytes: number;
 }
 
-/** The base a whole render leaves. */
-export function laneBase(set: TemplateSetSource, request: { readonly lookup: LaneRequest['lookup']; readonly exclusions?: RenderExclusions | undefined }, outcome: RenderSuccess, routing: RoutingModel | undefined, templateReads: ReadonlySet<string>): LaneBase | undefined {
+/**
+ * The base a whole render leaves. The backends by name (and by Service) of `previous` are kept
+ * when the model's backends are the same array and the lane has not changed them since.
+ */
+export function laneBase(
+  set: TemplateSetSource,
+  request: { readonly lookup: LaneRequest['lookup']; readonly exclusions?: RenderExclusions | undefined },
+  outcome: RenderSuccess,
+  routing: RoutingModel | undefined,
+  templateReads: ReadonlySet<string>,
+  previous?: LaneBase,
+): LaneBase | undefined {
   if (routing === undefined) return undefined;
   const generations = new Map<string, { store: IndexedStore | undefined; generation: number }>();
   for (const def of set.stores) generations.set(def.name, storeAt(request.lookup(def.name)));
+  const base = { setHash: set.hash, exclusions: exclusionsKey(request.exclusions), generations, outcome, templateReads, source: routing.backends };
+  if (previous !== undefined && previous.source === routing.backends && previous.edited !== true) {
+    return { ...base, backends: previous.backends, ...(previous.byService === undefined ? {} : { byService: previous.byService }) };
+  }
   const backends = new Map<string, Backend>();
   for (const backend of routing.backends) backends.set(backend.name, backend);
-  return { setHash: set.hash, exclusions: exclusionsKey(request.exclusions), generations, outcome, backends, templateReads };
+  return { ...base, backends };
 }
 
 /** A store and its generation now, for LaneBase.generations. */
@@ -183,6 +200,7 @@ function splice(engine: TemplateEngine, base: LaneBase, request: LaneRequest, ch
   const files = slotText === undefined ? outcome.auxiliaryFiles.files : { ...outcome.auxiliaryFiles.files, [SERVER_SLOTS_FILE]: slotText };
   for (const [, after] of changed) base.backends.set(after.name, after);
   base.bytes = bytes;
+  if (changed.length > 0) base.edited = true;
   const edits: Record<string, readonly TextEdit[]> = {};
   if (configEdits.length > 0) edits['config'] = sortedEdits(configEdits);
   if (slotEdits.length > 0) edits[`files/${SERVER_SLOTS_FILE}`] = sortedEdits(slotEdits);

@@ -156,7 +156,7 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
     ...(findings.length === 0 ? {} : { findings }),
     ...(scope.routing === undefined || scope.routing.gateway.status.gatewayClasses.length === 0 ? {} : { gatewayStatus: scope.routing.gateway.status }),
   };
-  state.lane = laneBase(set, request, success, scope.routing, scope.templateReads ?? new Set());
+  state.lane = laneBase(set, request, success, scope.routing, scope.templateReads ?? new Set(), base);
   return success;
 }
 

@@ -1,6 +1,7 @@
 // Where two texts differ, and text edits: the lengths of their common prefix and suffix, found by
 // comparing 64 KiB slices (native comparisons, no per-character loop), so one changed line in a
-// 5 MiB config costs a few memory comparisons; and a text rebuilt from edits of an earlier one.
+// 5 MiB config costs a few memory comparisons; the lines that differ (changedLines); and a text
+// rebuilt from edits of an earlier one.
 // Shared by the worker (the config digest, the endpoint lane) and the main thread (the config
 // diff's changed window, the pool putting a result's edited files back together).
 import type { TextEdit } from '../protocol.js';
@@ -33,6 +34,29 @@ export function commonSuffix(a: string, b: string, max: number): number {
     else hi = mid - 1;
   }
   return lo;
+}
+
+/**
+ * The lines of `before` and `after` that differ: from `start` (a line start in both) to
+ * `oldEnd` in `before` and `newEnd` in `after` (each a line start or the end, and what follows
+ * is the same in both). Undefined when the texts are the same.
+ */
+export function changedLines(before: string, after: string): { start: number; oldEnd: number; newEnd: number } | undefined {
+  if (before === after) return undefined;
+  const prefix = commonPrefix(before, after);
+  const start = prefix === 0 ? 0 : before.lastIndexOf('\n', prefix - 1) + 1;
+  const suffix = commonSuffix(before, after, Math.min(before.length, after.length) - start);
+  let oldEnd = before.length - suffix;
+  let newEnd = after.length - suffix;
+  const lineStart = (text: string, at: number): boolean => at === start || text.charCodeAt(at - 1) === 10;
+  if (!(lineStart(before, oldEnd) && lineStart(after, newEnd))) {
+    // The rest of the line is common to both: the changed lines end after it.
+    const newline = before.indexOf('\n', oldEnd);
+    const end = newline < 0 ? before.length : newline + 1;
+    newEnd += end - oldEnd;
+    oldEnd = end;
+  }
+  return { start, oldEnd, newEnd };
 }
 
 /** `text` with `edits` (any order, not overlapping) applied; undefined when two overlap or one is out of range. */

@@ -296,7 +296,9 @@ export class RoutingModelBuilder {
     const defaults = namespaceDefaults(entries);
     const key = `${clusterDefault ?? ''}\0${[...defaults].map(([ns, backend]) => `${ns}=${backend}`).join('\0')}`;
     const previous = this.#fallbacks;
-    if (previous !== undefined && !routesChanged && key === this.#fallbackDefaults) return previous;
+    // Asked every time the routes changed, so that it compares with the owners of the last fallbacks.
+    const ownersChanged = routesChanged && this.#routes.ownersChanged();
+    if (previous !== undefined && !ownersChanged && key === this.#fallbackDefaults) return previous;
     const next = hostFallbacks(this.#routes.hostOwners(), defaults, clusterDefault);
     this.#fallbackDefaults = key;
     this.#fallbacks = previous !== undefined && sameFallbacks(next, previous) ? previous : next;

@@ -68,6 +68,10 @@ export class RouteIndex {
   #owners: HostOwners | undefined;
   /** Keys whose claimants changed since the last `tables` call. */
   #touched = new Map<string, { table: TableName; key: string }>();
+  /** Hosts whose group changed since the last `ownersChanged` call, with their owner then (see ownerOf). */
+  #touchedHosts = new Map<string, HostOwner | undefined>();
+  /** Whether the owners may differ from those of the last `ownersChanged` call whatever the touched hosts say. */
+  #ownersUnknown = true;
 
   get contestedKeys(): number {
     return this.#contested + this.#shared;
@@ -80,6 +84,37 @@ export class RouteIndex {
     this.#shared = 0;
     this.#owners = undefined;
     this.#touched.clear();
+    this.#touchedHosts.clear();
+    this.#ownersUnknown = true;
+  }
+
+  /**
+   * Whether hostOwners() may give other owners than at the previous call of this method (true
+   * on the first call). Exact while no group is contested: the owner of each host touched since
+   * is compared with its owner then; while one is, or just after, the answer is always true.
+   */
+  ownersChanged(): boolean {
+    const contested = this.#contested > 0 || this.#shared > 0 || this.#owners !== undefined;
+    let changed = this.#ownersUnknown || contested;
+    if (!changed) {
+      for (const [host, before] of this.#touchedHosts) {
+        const now = this.#ownerOf(host);
+        if (now?.namespace !== before?.namespace || now?.held !== before?.held) {
+          changed = true;
+          break;
+        }
+      }
+    }
+    this.#touchedHosts.clear();
+    this.#ownersUnknown = contested;
+    return changed;
+  }
+
+  /** The owner hostOwners() gives `host` while no group is contested. */
+  #ownerOf(host: string): HostOwner | undefined {
+    const group = this.#groups.get(`host\0${host}`);
+    const first = group?.routes[0];
+    return group === undefined || first === undefined ? undefined : { namespace: first.namespace, held: group.routes.some((route) => route.held === true) };
   }
 
   add(routes: readonly RouteCandidate[]): void {
@@ -151,6 +186,10 @@ export class RouteIndex {
    * was contested may have refused keys that no other route contests.
    */
   #group(id: string, route: RouteCandidate, add: boolean): void {
+    if (id.startsWith('host\0')) {
+      const host = id.slice(5);
+      if (!this.#touchedHosts.has(host)) this.#touchedHosts.set(host, this.#ownerOf(host));
+    }
     let group = this.#groups.get(id);
     const before = group?.contested ?? false;
     if (add) {

@@ -16,9 +16,21 @@ export interface MemoText {
   readonly after: string;
 }
 
+/** The latest list a keyed loop rendered: its text and where each element's text ends in it. */
+interface LastList {
+  readonly list: readonly unknown[];
+  readonly text: string;
+  readonly ends: readonly number[];
+}
+
+/** A keyed loop whose list differs from its latest in more than this share of elements renders every element. */
+const SPLICE_SHARE = 0.25;
+
 export class MemoCache {
   /** Text of each block by key object; entries die with their key objects. */
   readonly #texts = new Map<string, WeakMap<object, string>>();
+  /** The latest list of each keyed loop (`memoEach`), by block ID. */
+  readonly #lists = new Map<string, LastList>();
   /** The compiled body of each block, recorded at its first run. */
   readonly #blocks = new Map<string, MemoBlock>();
 
@@ -30,6 +42,28 @@ export class MemoCache {
       this.#texts.set(id, texts);
     }
     return texts;
+  }
+
+  /**
+   * The text of keyed loop `id` over `list`: the texts of its elements joined, `element` giving
+   * one (cached per element object by the caller). The elements at the start and at the end that
+   * are the very elements of the loop's latest list keep their text, cut out of the latest text,
+   * since the same element always gives the same text; only the others are asked for.
+   */
+  keyedText(id: string, list: readonly unknown[], element: (value: unknown) => string): string {
+    const last = this.#lists.get(id);
+    if (last !== undefined && last.list === list) return last.text;
+    let out: LastList | undefined = last === undefined ? undefined : spliced(last, list, element);
+    if (out === undefined) {
+      const parts = list.map(element);
+      const ends: number[] = new Array<number>(parts.length);
+      let at = 0;
+      for (let i = 0; i < parts.length; i++) ends[i] = at += (parts[i] as string).length;
+      // join() builds one flat string.
+      out = { list, text: parts.join(''), ends };
+    }
+    this.#lists.set(id, out);
+    return out.text;
   }
 
   /** Remembers the body of block `id`; the same block always has the same body. */
@@ -54,4 +88,35 @@ export class MemoCache {
     }
     return out;
   }
+}
+
+/** `list`'s text from `last`'s, when they share all but a few elements at the ends; undefined otherwise. */
+function spliced(last: LastList, list: readonly unknown[], element: (value: unknown) => string): LastList | undefined {
+  const before = last.list;
+  const n = list.length;
+  const m = before.length;
+  let prefix = 0;
+  while (prefix < n && prefix < m && list[prefix] === before[prefix]) prefix++;
+  let suffix = 0;
+  while (suffix < n - prefix && suffix < m - prefix && list[n - 1 - suffix] === before[m - 1 - suffix]) suffix++;
+  const added = n - prefix - suffix;
+  const removed = m - prefix - suffix;
+  if (added + removed > SPLICE_SHARE * Math.max(n, m) + 2) return undefined;
+  const start = prefix === 0 ? 0 : (last.ends[prefix - 1] as number);
+  const oldEnd = prefix + removed === 0 ? 0 : (last.ends[prefix + removed - 1] as number);
+  const parts: string[] = [];
+  const midEnds: number[] = [];
+  let at = start;
+  for (let i = prefix; i < prefix + added; i++) {
+    const text = element(list[i]);
+    parts.push(text);
+    midEnds.push((at += text.length));
+  }
+  const shift = at - oldEnd;
+  const tail = last.ends.slice(prefix + removed);
+  const ends = last.ends.slice(0, prefix).concat(midEnds, shift === 0 ? tail : tail.map((end) => end + shift));
+  const text = last.text.slice(0, start) + parts.join('') + last.text.slice(oldEnd);
+  // One flat string, as join() gives: whoever reads it next reads it whole.
+  void Number(text);
+  return { list, text, ends };
 }

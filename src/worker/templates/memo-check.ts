@@ -1,4 +1,5 @@
-// Compile-time preparation of `{{#memo key}}` blocks. A memo block's text is cached per key
+// Compile-time preparation of `{{#memo key}}` blocks (and of `{{#memoEach list}}`, whose block is
+// a memo block of each element). A memo block's text is cached per key
 // object, so it must depend on nothing but that object and the template set's constants;
 // otherwise a cached text could go stale and the incremental render would differ from a cold
 // one. This walk, run on each template's syntax tree before it is compiled, rejects what could
@@ -108,7 +109,7 @@ export function checkMemoBlocks(program: hbs.AST.Program, template: string, snip
         visitCall(block.params, block.hash, memo, where);
         const helper = block.path.original;
         const declared = block.program?.blockParams ?? [];
-        if (helper === 'memo' && block.path.depth === 0 && !block.path.data) {
+        if ((helper === 'memo' || helper === 'memoEach') && block.path.depth === 0 && !block.path.data) {
           prepare(block);
           // A memo block nested in another is cached on its own key: what the outer block
           // declares (block parameters, an each's @index) lies outside it.

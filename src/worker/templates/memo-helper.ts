@@ -1,5 +1,6 @@
-// The `{{#memo key}}...{{/memo}}` block helper: renders the block with `key` as its context, once
-// per key object: the text is reused for as long as `key` lives. The block may read only its
+// The `{{#memo key}}...{{/memo}}` block helper (and its keyed loop, `{{#memoEach list}}`): renders
+// the block with `key` as its context, once per key object: the text is reused for as long as
+// `key` lives. The block may read only its
 // context, and @root.values / @root.paths (checked when the set is compiled, memo-check.ts);
 // store reads, emit and warn throw inside it. A key that is not an object renders the block
 // without caching. Each block's body is recorded in the set's MemoCache, so that a block can be
@@ -12,6 +13,7 @@ interface MemoOptions {
   data: { scope: RenderScope; root?: unknown };
   hash: Record<string, unknown>;
   fn?: (context: unknown, options?: { data?: unknown }) => string;
+  inverse?: (context: unknown) => string;
 }
 
 /**
@@ -36,18 +38,57 @@ function run(block: NonNullable<MemoOptions['fn']>, key: unknown, data: MemoOpti
   }
 }
 
-/** Registers `memo` on a Handlebars environment; `scopeOf` reads the render's scope from a helper's options. */
+/** The block, its key and its ID, or an Error naming what is wrong with the call. */
+function memoCall(helper: string, args: unknown[]): { options: MemoOptions; key: unknown; id: string } {
+  const params = args.slice(0, -1);
+  const options = args[args.length - 1] as MemoOptions;
+  if (options.fn === undefined) throw new Error(`${helper} must be used as a block helper`);
+  if (params.length !== 1) throw new Error(`${helper} takes one key ${helper === 'memo' ? 'object' : 'list'}, got ${params.length} arguments`);
+  const id = options.hash[MEMO_ID];
+  if (typeof id !== 'string') throw new Error(`${helper} block was not prepared by the template engine`);
+  return { options, key: params[0], id };
+}
+
+/**
+ * Registers `memo` and `memoEach` on a Handlebars environment; `scopeOf` reads the render's scope
+ * from a helper's options. `{{#memoEach list}}...{{/memoEach}}` is the keyed loop: the text of
+ * `{{#memo list}}{{#each this}}...{{/each}}{{/memo}}`, with the block a memo block of each element
+ * (its text cached per element object), so a list that differs from the last in a few elements
+ * costs those elements and a join, not a run of the block per element. The block is checked as a
+ * memo block (memo-check.ts): @index and the like are refused, since a cached element text may
+ * not depend on its position. Elements that are not objects are rendered each time.
+ */
 export function registerMemoHelper(hb: typeof Handlebars, scopeOf: (options: MemoOptions) => RenderScope): void {
-  hb.registerHelper('memo', function (...args: unknown[]) {
-    const params = args.slice(0, -1);
-    const options = args[args.length - 1] as MemoOptions;
-    if (options.fn === undefined) throw new Error('memo must be used as a block helper');
-    if (params.length !== 1) throw new Error(`memo takes one key object, got ${params.length} arguments`);
-    const id = options.hash[MEMO_ID];
-    if (typeof id !== 'string') throw new Error('memo block was not prepared by the template engine');
+  hb.registerHelper('memoEach', function (this: unknown, ...args: unknown[]) {
+    const { options, key, id } = memoCall('memoEach', args);
     const scope = scopeOf(options);
-    const key = params[0];
-    const block = options.fn;
+    const block = options.fn as NonNullable<MemoOptions['fn']>;
+    if (key !== undefined && key !== null && !Array.isArray(key)) throw new Error(`memoEach takes a list, got ${typeof key}`);
+    // As `each`: an empty list renders the {{else}} block, if any, in the enclosing context.
+    if (key === undefined || key === null || key.length === 0) return options.inverse?.(this) ?? '';
+    scope.memo?.record(id, (next, frame) => run(block, next, frame.data as MemoOptions['data']));
+    const lists = scope.memo?.texts(`${id}[]`);
+    const whole = lists?.get(key);
+    if (whole !== undefined) return whole;
+    const texts = scope.memo?.texts(id);
+    const data = { scope, root: { values: scope.values, paths: scope.paths } };
+    const element = (value: unknown): string => {
+      const cacheable = texts !== undefined && value !== null && typeof value === 'object';
+      let text = cacheable ? texts.get(value) : undefined;
+      if (text === undefined) {
+        text = run(block, value, data);
+        if (cacheable) texts.set(value, flatten(text));
+      }
+      return text;
+    };
+    const text = scope.memo === undefined ? key.map(element).join('') : scope.memo.keyedText(id, key, element);
+    lists?.set(key, text);
+    return text;
+  });
+  hb.registerHelper('memo', function (...args: unknown[]) {
+    const { options, key, id } = memoCall('memo', args);
+    const scope = scopeOf(options);
+    const block = options.fn as NonNullable<MemoOptions['fn']>;
     scope.memo?.record(id, (next, frame) => run(block, next, frame.data as MemoOptions['data']));
     const texts = key !== null && typeof key === 'object' ? scope.memo?.texts(id) : undefined;
     const cached = texts?.get(key as object);

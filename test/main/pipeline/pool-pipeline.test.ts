@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { diffRenders } from '../../../src/main/deploy/config-diff.js';
+import { diffPatch } from '../../../src/main/deploy/patch-diff.js';
 import { InlinePipeline } from '../../../src/main/pipeline/inline-pipeline.js';
 import { parseSlotFile } from '../../../src/worker/routing/ingress-model.js';
 import { loadManifests } from '../../../src/main/sources/manifest/manifest-loader.js';
@@ -162,6 +164,40 @@ describe('PoolPipeline', () => {
       last = fromPool;
     }
     // Renders alternate between the pool's workers; a worker whose previous output is the baseline patches it.
+    expect(patched).toBeGreaterThan(0);
+  });
+
+  it('receives an Ingress path change as the changed lines of the maps it holds, and hands back the complete output whose patch diffs like the whole', async () => {
+    const stores = new StoreProvider(set.stores);
+    const cluster = new SyntheticCluster({ ingresses: 120, seed: 13 });
+    cluster.populate(stores);
+    let last = await pool.execute(never, stores, 'reconcile');
+    let patched = 0;
+    for (let i = 0; i < 8; i++) {
+      // A new path on one Ingress: the config stays the same, two maps change by a line.
+      stores.store('ingresses').upsert(cluster.ingress(i * 7, 200 + i));
+      const baseline = { haproxyConfig: last.haproxyConfig, auxiliaryFiles: { ...last.auxiliaryFiles } };
+      const [fromPool, fromInline] = await Promise.all([
+        pool.execute(never, stores, 'reconcile', { baseline }),
+        inline.execute(never, stores, 'reconcile', { baseline }),
+      ]);
+      expect(fromPool.haproxyConfig).toBe(fromInline.haproxyConfig);
+      expect(fromPool.auxiliaryFiles).toEqual(fromInline.auxiliaryFiles);
+      expect(fromPool.checksum).toBe(fromInline.checksum);
+      // The origin index names the Ingress's new version although the config did not change.
+      expect(fromPool.origins).toEqual(fromInline.origins);
+      if (fromPool.patch !== undefined) {
+        patched++;
+        expect(fromPool.patch.from).toBe(last.renderId);
+        expect(Object.keys(fromPool.patch.edits)).not.toContain('config');
+        expect(Object.keys(fromPool.patch.edits)).toContain('maps/host-prefix.map');
+        // Only the changed lines crossed: far less than the map itself.
+        const [edit] = fromPool.patch.edits['maps/host-prefix.map'] ?? [];
+        expect(edit?.text.length).toBeLessThan((fromPool.auxiliaryFiles.maps['host-prefix.map'] ?? '').length / 10);
+        expect(diffPatch(last, fromPool, fromPool.patch)).toEqual(diffRenders(last, fromPool));
+      }
+      last = fromPool;
+    }
     expect(patched).toBeGreaterThan(0);
   });
 

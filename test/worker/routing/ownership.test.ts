@@ -164,6 +164,62 @@ describe('ownership of a whole host, and of a wildcard with the hosts under it',
       { numRuns: 300 },
     );
   });
+
+  it('says the host owners are unchanged only when they are the owners of its previous answer', () => {
+    const hosts = ['shop.example.com', 'a.example.com', '*.example.com', '', 'x.shop.example.com'];
+    const route = fc.record({
+      host: fc.constantFrom(...hosts),
+      path: fc.constantFrom('/', '/a'),
+      exact: fc.boolean(),
+      namespace: fc.constantFrom('ns1', 'ns2'),
+      created: fc.integer({ min: 0, max: 3 }),
+      backend: fc.constantFrom('b1', 'b2'),
+      held: fc.boolean(),
+    });
+    // A step adds routes, removes some, or both (an Ingress whose paths changed), then asks.
+    const step = fc.record({ add: fc.array(route, { maxLength: 2 }), remove: fc.array(fc.nat(), { maxLength: 2 }) });
+    const sorted = (owners: Map<string, unknown>): unknown[] => [...owners].sort(([a], [b]) => (a < b ? -1 : 1));
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 25 }), (steps) => {
+        const index = new RouteIndex();
+        const live: RouteCandidate[] = [];
+        let tables = index.tables(undefined, () => live, () => undefined);
+        expect(index.ownersChanged()).toBe(true);
+        let owners = sorted(index.hostOwners());
+        let n = 0;
+        for (const s of steps) {
+          const gone = s.remove.flatMap((at) => (live.length === 0 ? [] : live.splice(at % live.length, 1)));
+          index.remove(gone);
+          const added = s.add.map((r): RouteCandidate => ({ ...r, owner: `Ingress ${r.namespace}/i${n++}` }));
+          live.push(...added);
+          index.add(added);
+          tables = index.tables(tables, () => live, () => undefined);
+          const changed = index.ownersChanged();
+          const now = sorted(index.hostOwners());
+          if (!changed) expect(now).toEqual(owners);
+          owners = now;
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('says the host owners are unchanged after the paths of an Ingress change on the hosts it owns', () => {
+    const index = new RouteIndex();
+    const before: RouteCandidate = { host: 'shop.example.com', path: '/v1', exact: false, backend: 'b1', owner: 'Ingress ns1/a', namespace: 'ns1', created: 0 };
+    const other: RouteCandidate = { ...before, host: 'a.example.com', owner: 'Ingress ns2/b', namespace: 'ns2' };
+    index.add([before, other]);
+    let tables = index.tables(undefined, () => [before, other], () => undefined);
+    expect(index.ownersChanged()).toBe(true);
+    const after: RouteCandidate = { ...before, path: '/v2' };
+    index.remove([before]);
+    index.add([after]);
+    tables = index.tables(tables, () => [after, other], () => undefined);
+    expect(index.ownersChanged()).toBe(false);
+    index.remove([other]);
+    index.tables(tables, () => [after], () => undefined);
+    expect(index.ownersChanged()).toBe(true);
+  });
 });
 
 describe('ownership of TLS hosts', () => {

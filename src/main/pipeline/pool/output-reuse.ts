@@ -102,7 +102,8 @@ export class OutputReuse {
       ...result,
       haproxyConfig,
       auxiliaryFiles: aux,
-      ...(edits === undefined ? {} : { patch: { from: reused.from, edits }, ...(held.output.origins === undefined ? {} : { origins: held.output.origins }) }),
+      // The endpoint lane's edits leave the origin index out (it is output `from`'s); other results carry their own.
+      ...(edits === undefined ? {} : { patch: { from: reused.from, edits }, ...(result.origins !== undefined || held.output.origins === undefined ? {} : { origins: held.output.origins }) }),
     };
     delete restored.reused;
     return restored;

@@ -28,7 +28,7 @@ export interface ParsedMap {
   readonly values: readonly string[];
 }
 
-export function parseMapText(text: string): ParsedMap {
+export function parseMapText(text: string, starts?: number[]): ParsedMap {
   const lines: number[] = [];
   const keys: string[] = [];
   const values: string[] = [];
@@ -49,6 +49,8 @@ export function parseMapText(text: string): ParsedMap {
       let valueEnd = end;
       while (valueEnd > i && isBlank(text.charCodeAt(valueEnd - 1))) valueEnd--;
       lines.push(lineNo);
+      // Where each entry's line starts, when asked (incremental/map-deltas.ts).
+      starts?.push(pos);
       keys.push(text.slice(keyStart, keyEnd));
       values.push(i < valueEnd ? text.slice(i, valueEnd) : '');
     }

@@ -76,6 +76,6 @@ export class ChunkIndex {
  * unchanged. Concatenation makes a rope, which slice() first flattens into a string of the
  * chunk's own size.
  */
-function detachString(s: string): string {
+export function detachString(s: string): string {
   return (' ' + s).slice(1);
 }

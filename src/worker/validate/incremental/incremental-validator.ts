@@ -15,6 +15,7 @@ import { StructureParser } from '../structure/structure-parser.js';
 import { ChunkIndex, newChunk, type ChunkRecord } from './chunk-index.js';
 import { chunkAt, chunkEnd } from './chunking.js';
 import { GenerationCache } from './generation-cache.js';
+import { MapDeltas } from './map-deltas.js';
 
 // A worker re-validates every render, and between two renders of a large cluster most of the
 // configuration is unchanged. IncrementalValidator cuts the configuration into chunks before the
@@ -54,6 +55,9 @@ export class IncrementalValidator {
   #layout: { readonly config: string; readonly chunks: readonly PlacedChunk[] } | null = null;
   #processed = 0;
 
+  /** The maps of the latest call, read again by their changed lines (map-deltas.ts). */
+  readonly #maps = new MapDeltas();
+  readonly #parseMap = (text: string): ParsedMap => this.#maps.parsed(text) ?? parseMapText(text);
   /** One parse per map text, shared by the structure phase's and the auxiliary phase's checks. */
   readonly #parsedMaps = new GenerationCache<ParsedMap>();
   readonly #mapEntries = new GenerationCache<MapEntries>();
@@ -63,18 +67,25 @@ export class IncrementalValidator {
   /** The line cap's scans: per chunk (long lines, `tune.bufsize`) and per auxiliary file text. */
   readonly #chunkLines = new WeakMap<ChunkRecord, { readonly lines: readonly LongLine[]; readonly bufsize: number | undefined }>();
   readonly #fileLines = new GenerationCache<readonly LongLine[]>();
+  /** The config's long lines and `tune.bufsize`, for the layout they were found in. */
+  #configLines: { readonly chunks: readonly PlacedChunk[]; readonly lines: readonly LongLine[]; readonly bufsize: number | undefined } | undefined;
   readonly #derive: TextDerivations = {
-    mapEntries: (text) => this.#mapEntries.get(text, () => mapEntriesWithValues(this.#parsedMaps.get(text, parseMapText))),
+    mapEntries: (text) => this.#mapEntries.get(text, () => this.#maps.entries(text) ?? mapEntriesWithValues(this.#parsedMaps.get(text, this.#parseMap))),
     mapIssues: (text, patternOnly) =>
       patternOnly
-        ? this.#patternIssues.get(text, () => mapIssuesFrom(this.#parsedMaps.get(text, parseMapText), true))
-        : this.#mapIssues.get(text, () => mapIssuesFrom(this.#parsedMaps.get(text, parseMapText), false)),
+        ? this.#patternIssues.get(text, () => mapIssuesFrom(this.#parsedMaps.get(text, this.#parseMap), true))
+        : this.#mapIssues.get(text, () => this.#maps.issues(text) ?? mapIssuesFrom(this.#parsedMaps.get(text, this.#parseMap), false)),
     pem: (text) => this.#pems.get(text, scanPem),
   };
 
   /** Chunk texts held: at most the number of chunks of the latest configuration. */
   get cachedChunks(): number {
     return this.#index.size;
+  }
+
+  /** Maps read by their changed lines alone, over every call. */
+  get splicedMaps(): number {
+    return this.#maps.spliced;
   }
 
   /** Chunks the latest call had to parse (the others were reused). */
@@ -85,6 +96,7 @@ export class IncrementalValidator {
   validateStructure(config: string, aux: AuxiliaryFiles, paths: OutputPaths): ValidationReport {
     if (typeof config !== 'string') return validateStructure(config, aux, paths);
     this.#processed = 0;
+    if (aux !== null && typeof aux === 'object' && aux.maps !== null && typeof aux.maps === 'object') this.#maps.observe(aux.maps);
     this.#mapEntries.begin();
     this.#parsedMaps.begin();
     try {
@@ -108,17 +120,24 @@ export class IncrementalValidator {
   /** The line cap, as checkLineLengths() computes it, from scans cached per chunk and file text. */
   #lineIssues(config: string, aux: AuxiliaryFiles): ReturnType<typeof lineIssues> {
     const placed: PlacedLines[] = [];
-    let bufsize: number | undefined;
-    const lines: LongLine[] = [];
-    for (const { record, offset } of this.#layoutOf(config)) {
-      let scan = this.#chunkLines.get(record);
-      if (scan === undefined) {
-        scan = { lines: longLines(record.text), bufsize: bufsizeIn(record.text) };
-        this.#chunkLines.set(record, scan);
+    const chunks = this.#layoutOf(config);
+    // The same layout (an unchanged config) has the same long lines: no walk over its chunks.
+    let known = this.#configLines;
+    if (known?.chunks !== chunks) {
+      let bufsize: number | undefined;
+      const lines: LongLine[] = [];
+      for (const { record, offset } of chunks) {
+        let scan = this.#chunkLines.get(record);
+        if (scan === undefined) {
+          scan = { lines: longLines(record.text), bufsize: bufsizeIn(record.text) };
+          this.#chunkLines.set(record, scan);
+        }
+        if (scan.bufsize !== undefined) bufsize = scan.bufsize;
+        for (const long of scan.lines) lines.push({ line: offset + long.line, length: long.length });
       }
-      if (scan.bufsize !== undefined) bufsize = scan.bufsize;
-      for (const long of scan.lines) lines.push({ line: offset + long.line, length: long.length });
+      known = this.#configLines = { chunks, lines, bufsize };
     }
+    const { lines, bufsize } = known;
     placed.push({ file: CONFIG_FILE, offset: 0, lines });
     this.#fileLines.begin();
     try {
@@ -132,6 +151,7 @@ export class IncrementalValidator {
   checkAuxiliaryFiles(aux: AuxiliaryFiles, config: string, paths: OutputPaths): ValidationReport {
     if (typeof config !== 'string') return checkAuxiliaryFiles(aux, config, paths);
     this.#processed = 0;
+    if (aux !== null && typeof aux === 'object' && aux.maps !== null && typeof aux.maps === 'object') this.#maps.observe(aux.maps);
     // Parsed maps carry over from the structure phase of the same render (begin() keeps them
     // reachable for one more call).
     const caches = [this.#mapIssues, this.#patternIssues, this.#pems, this.#parsedMaps];

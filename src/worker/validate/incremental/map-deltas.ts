@@ -1,0 +1,182 @@
+// Map files read again by their changed lines only. Between two renders a map usually differs
+// by a line or two (a path of one Ingress), yet reading it whole (its entries, their distinct
+// values, the repeated-key check) costs a pass over every entry. MapDeltas keeps, per map file,
+// its last text and what was read from it, finds the lines that differ from the new text (the
+// common prefix and suffix, compared natively, cut at line starts), reads those lines alone and
+// splices them in. Map reading is line by line with no state across lines (map-file.ts), so the
+// splice is exactly what reading the whole new text gives; the issues (no value, repeated key)
+// are derived incrementally only while the map has none, and read whole otherwise.
+import { mapEntriesWithValues, mapIssuesFrom, parseMapText, type LineIssue, type MapEntries, type ParsedMap } from '../auxiliary/map-file.js';
+import { changedLines } from '../../render/text-window.js';
+import { detachString } from './chunk-index.js';
+
+/** What was read from one map text. */
+interface MapState {
+  readonly text: string;
+  readonly parsed: ParsedMap;
+  /** Where each entry's line starts in `text`. */
+  readonly starts: readonly number[];
+  /** Set while no entry lacks a value and no key repeats: then the entries are `parsed` itself and it has no issues. */
+  readonly clean: { readonly keys: Set<string>; readonly valueCounts: Map<string, number>; readonly distinct: string[] } | undefined;
+  entries: MapEntries | undefined;
+}
+
+/** Changed regions longer than this share of the text are read whole. */
+const WHOLE_SHARE = 0.25;
+
+/**
+ * The maps of the latest call, by file name, and their derivations by text (the texts of the
+ * latest call only). `observe` brings them to a call's maps; the lookups answer for its texts.
+ */
+export class MapDeltas {
+  #byName = new Map<string, MapState>();
+  #byText = new Map<string, MapState>();
+  /** Maps of the latest calls read by their changed lines (the others were read whole or unchanged). */
+  #spliced = 0;
+
+  get spliced(): number {
+    return this.#spliced;
+  }
+
+  /** Brings the states to `maps`. Never throws: on a fault every map is read whole. */
+  observe(maps: Readonly<Record<string, string>>): void {
+    const byName = new Map<string, MapState>();
+    const byText = new Map<string, MapState>();
+    try {
+      for (const [name, text] of Object.entries(maps)) {
+        if (typeof text !== 'string') continue;
+        const before = this.#byName.get(name);
+        const state = before !== undefined && before.text === text ? before : ((before === undefined ? undefined : this.#spliceOf(before, text)) ?? wholeState(text));
+        byName.set(name, state);
+        byText.set(text, state);
+      }
+    } catch {
+      byName.clear();
+      byText.clear();
+    }
+    this.#byName = byName;
+    this.#byText = byText;
+  }
+
+  parsed(text: string): ParsedMap | undefined {
+    return this.#byText.get(text)?.parsed;
+  }
+
+  /** mapEntriesWithValues of the text (its distinct values in another order). */
+  entries(text: string): MapEntries | undefined {
+    const state = this.#byText.get(text);
+    if (state === undefined) return undefined;
+    if (state.entries === undefined) {
+      state.entries = state.clean === undefined ? mapEntriesWithValues(state.parsed) : { ...state.parsed, distinctValues: state.clean.distinct };
+    }
+    return state.entries;
+  }
+
+  /** mapIssuesFrom of the text, not as a pattern file. */
+  issues(text: string): readonly LineIssue[] | undefined {
+    const state = this.#byText.get(text);
+    if (state === undefined) return undefined;
+    return state.clean === undefined ? mapIssuesFrom(state.parsed, false) : [];
+  }
+
+  /** The state of `text` from `before` and the lines that differ, or undefined to read it whole. */
+  #spliceOf(before: MapState, text: string): MapState | undefined {
+    const clean = before.clean;
+    if (clean === undefined) return undefined;
+    const old = before.text;
+    const cut = changedLines(old, text);
+    if (cut === undefined || cut.oldEnd - cut.start + (cut.newEnd - cut.start) > WHOLE_SHARE * (old.length + text.length)) return undefined;
+    const { parsed, starts } = before;
+    const first = firstAtOrAfter(starts, cut.start);
+    const next = firstAtOrAfter(starts, cut.oldEnd);
+    const middle = text.slice(cut.start, cut.newEnd);
+    const midStarts: number[] = [];
+    const mid = parseMapText(middle, midStarts);
+    // The new entries must keep the map clean: a value each, and keys not met elsewhere.
+    for (let i = first; i < next; i++) clean.keys.delete(parsed.keys[i] as string);
+    const added: string[] = [];
+    let stillClean = true;
+    for (let i = 0; i < mid.keys.length; i++) {
+      const key = mid.keys[i] as string;
+      if (mid.values[i] === '' || clean.keys.has(key)) {
+        stillClean = false;
+        break;
+      }
+      clean.keys.add(key);
+      added.push(key);
+    }
+    if (!stillClean) {
+      // The key set was changed in place: the next text is read whole.
+      return undefined;
+    }
+    const linesBefore = first === 0 ? newlines(old, 0, cut.start) : (parsed.lines[first - 1] as number) - 1 + newlines(old, starts[first - 1] as number, cut.start);
+    const lineShift = newlines(middle, 0, middle.length) - newlines(old, cut.start, cut.oldEnd);
+    const charShift = text.length - old.length;
+    // Detached: an entry must not pin this render's whole map text.
+    const midKeys = mid.keys.map(detachString);
+    const midValues = mid.values.map(detachString);
+    const midLines = mid.lines.map((line) => linesBefore + line);
+    const midAt = midStarts.map((at) => cut.start + at);
+    const shifted = (list: readonly number[], by: number): readonly number[] => (by === 0 ? list.slice(next) : list.slice(next).map((at) => at + by));
+    // Native slices and concatenation: the unchanged entries are copied, not walked.
+    const lines = parsed.lines.slice(0, first).concat(midLines, shifted(parsed.lines, lineShift));
+    const keys = parsed.keys.slice(0, first).concat(midKeys, parsed.keys.slice(next));
+    const values = parsed.values.slice(0, first).concat(midValues, parsed.values.slice(next));
+    const nextStarts = starts.slice(0, first).concat(midAt, shifted(starts, charShift));
+    // The added values are counted before the removed ones, so that a value both removed and
+    // added (an entry whose key changed) leaves the distinct values as they were.
+    let distinctChanged = false;
+    const counts = clean.valueCounts;
+    for (const value of midValues) {
+      const count = counts.get(value);
+      if (count === undefined) distinctChanged = true;
+      counts.set(value, (count ?? 0) + 1);
+    }
+    for (let i = first; i < next; i++) {
+      const value = parsed.values[i] as string;
+      const left = (counts.get(value) ?? 1) - 1;
+      if (left === 0) {
+        counts.delete(value);
+        distinctChanged = true;
+      } else counts.set(value, left);
+    }
+    const distinct = distinctChanged ? [...counts.keys()] : clean.distinct;
+    this.#spliced++;
+    return { text, parsed: { lines, keys, values }, starts: nextStarts, clean: { keys: clean.keys, valueCounts: counts, distinct }, entries: undefined };
+  }
+}
+
+/** The state of a text read whole. */
+function wholeState(text: string): MapState {
+  const starts: number[] = [];
+  const parsed = parseMapText(text, starts);
+  const keys = new Set<string>();
+  const valueCounts = new Map<string, number>();
+  let clean = true;
+  for (let i = 0; i < parsed.keys.length && clean; i++) {
+    const key = parsed.keys[i] as string;
+    const value = parsed.values[i] as string;
+    if (value === '' || keys.has(key)) clean = false;
+    keys.add(key);
+    valueCounts.set(value, (valueCounts.get(value) ?? 0) + 1);
+  }
+  return { text, parsed, starts, clean: clean ? { keys, valueCounts, distinct: [...valueCounts.keys()] } : undefined, entries: undefined };
+}
+
+/** The first index whose value is at least `at` in an ascending list. */
+function firstAtOrAfter(list: readonly number[], at: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((list[mid] as number) < at) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function newlines(text: string, from: number, to: number): number {
+  let count = 0;
+  for (let at = text.indexOf('\n', from); at >= 0 && at < to; at = text.indexOf('\n', at + 1)) count++;
+  return count;
+}
