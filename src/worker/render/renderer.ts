@@ -17,7 +17,7 @@ import { DEFAULT_MAX_OUTPUT_BYTES, MAX_SERVER_SLOTS } from '../store/value-limit
 import type { AuxiliaryFiles, OriginIndex, Rejection, RenderBaseline, RenderExclusions, RenderOutcome, RenderSuccess, TemplateSetSource } from '../protocol.js';
 import { ExclusionFilter } from '../store/render-exclusions.js';
 import { ConfigDigest } from './config-digest.js';
-import { OriginIndexer } from './origin-index.js';
+import { OriginIndexer, withSections } from './origin-index.js';
 import { endpointLane, laneBase, storeAt, type LaneBase, type LaneRender } from './endpoint-lane.js';
 import { SliceServices } from './slice-services.js';
 import { outputPaths, type RenderScope, type TemplateEngine } from '../templates/template-engine.js';
@@ -171,7 +171,9 @@ function laneOutcome(lane: LaneRender, base: LaneBase, state: EngineState, store
   const window = first === undefined || last === undefined ? undefined : { prefix: first.at, suffix: previous.haproxyConfig.length - (last.at + last.remove) };
   const sum = checksum(lane.haproxyConfig, lane.auxiliaryFiles, state.digests, state.configDigest, window);
   const rendered = performance.now();
-  return { ...previous, haproxyConfig: lane.haproxyConfig, auxiliaryFiles: lane.auxiliaryFiles, checksum: sum, storeVersion, timings: { renderMs: rendered - start, validateMs: 0, totalMs: rendered - start }, edits: lane.edits };
+  // The same origins, their sections read from this config: the previous config stays unpinned.
+  const origins = previous.origins === undefined ? {} : { origins: withSections({ objects: previous.origins.objects, names: previous.origins.names }, lane.haproxyConfig) };
+  return { ...previous, haproxyConfig: lane.haproxyConfig, auxiliaryFiles: lane.auxiliaryFiles, checksum: sum, storeVersion, timings: { renderMs: rendered - start, validateMs: 0, totalMs: rendered - start }, edits: lane.edits, ...origins };
 }
 
 /** A routing finding as a rejection of its Ingress; the reason is the warning without its `Ingress ns/name: ` lead. */
