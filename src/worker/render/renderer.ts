@@ -110,6 +110,8 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
   if (base !== undefined && sliceStore !== undefined && warnings.length === 0) {
     const lane = withGuardContext(context, () => endpointLane(engine, base, { ...request, context, paths, baseline: request.baseline, exclusions: request.exclusions }, changes));
     if (lane !== undefined) {
+      // The validator's text is the previous output's, which the lane's output replaces.
+      state.validator.releaseText();
       const outcome = laneOutcome(lane, base, state, request.storeVersion, start);
       if (outcome.ok) state.lane = { ...base, outcome, generations: new Map(base.generations).set(sliceStore, storeAt(request.lookup(sliceStore))) };
       return outcome;
