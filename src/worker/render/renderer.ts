@@ -112,7 +112,7 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
     if (lane !== undefined) {
       // The validator's text is the previous output's, which the lane's output replaces.
       state.validator.releaseText();
-      const outcome = laneOutcome(lane, base, state, request.storeVersion, start);
+      const outcome = laneOutcome(lane, base, state, request.storeVersion, start, set.values.maxOutputBytes);
       if (outcome.ok) state.lane = { ...base, outcome, generations: new Map(base.generations).set(sliceStore, storeAt(request.lookup(sliceStore))) };
       return outcome;
     }
@@ -163,9 +163,10 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
 }
 
 /** The lane's render as an outcome: checked for size, checksummed, everything else the base's. */
-function laneOutcome(lane: LaneRender, base: LaneBase, state: EngineState, storeVersion: number, start: number): RenderOutcome {
+function laneOutcome(lane: LaneRender, base: LaneBase, state: EngineState, storeVersion: number, start: number, maxOutputBytes: unknown): RenderOutcome {
   const previous = base.outcome;
-  const tooLarge = outputSizeProblem(lane.haproxyConfig, lane.auxiliaryFiles, undefined);
+  // The same limit as a full render's (values.maxOutputBytes).
+  const tooLarge = outputSizeProblem(lane.haproxyConfig, lane.auxiliaryFiles, maxOutputBytes);
   if (tooLarge !== null) return { ok: false, phase: 'render', message: tooLarge, warnings: [...previous.warnings], rejections: previous.rejections };
   const edits = lane.edits['config'] ?? [];
   const first = edits[0];

@@ -61,11 +61,23 @@ export function assignSlots(endpoints: readonly string[], previous: readonly str
     slots[free] = address;
     placed.add(address);
   }
-  return slots.map((address, i) => ({
-    name: `srv${i + 1}`,
-    address: address === '' ? PARKED_ADDRESS : address,
-    enabled: address !== '',
-  }));
+  return slots.map((address, i) => (address === '' ? parkedServer(i) : { name: slotName(i), address, enabled: true }));
+}
+
+/**
+ * Slot names and empty slots, shared by every backend: most slots of a cluster are empty, and a
+ * worker holds every backend's servers between renders, so each backend holding its own copies
+ * of the same names and parked servers would cost it about half a KiB.
+ */
+const SLOT_NAMES: string[] = [];
+const PARKED_SERVERS: Server[] = [];
+
+function slotName(index: number): string {
+  return (SLOT_NAMES[index] ??= `srv${index + 1}`);
+}
+
+function parkedServer(index: number): Server {
+  return (PARKED_SERVERS[index] ??= Object.freeze({ name: slotName(index), address: PARKED_ADDRESS, enabled: false }));
 }
 
 /** Slots per slot-file line: a backend of 1,000 slots takes 10 lines, each far below HAProxy's line cap. */
