@@ -4,6 +4,7 @@
 // existing slots, which HAProxy's Runtime API can apply live without a reload. A backend grows
 // by whole blocks and shrinks back with hysteresis (see assignSlots); both the block and the
 // total are capped at MAX_SERVER_SLOTS.
+import { flat } from '../store/compact-object.js';
 import { MAX_SERVER_SLOTS } from '../store/value-limits.js';
 import type { Server } from './model.js';
 
@@ -118,5 +119,6 @@ export function slotLine(backend: string, slots: readonly string[]): string {
     for (let i = start; i < end; i++) line += slots[i] === '' ? ' -' : ` ${slots[i] as string}`;
     text += `${line}\n`;
   }
-  return text;
+  // Flat: the line is cached per backend between renders, and as built it is a rope of a piece per slot.
+  return flat(text);
 }
