@@ -16,6 +16,7 @@ import { Engine } from '../src/main/engine.js';
 import { lineChartSvg } from '../src/main/tools/svg-chart.js';
 import { loadTemplateSet } from '../src/main/template-set/template-set.js';
 import { SYNTHETIC_CLUSTER_VALUES } from '../src/main/sources/synthetic/synthetic-cluster.js';
+import { DEFAULT_MAX_OUTPUT_BYTES } from '../src/worker/store/value-limits.js';
 import { benchCommand, sizeArgument, sizeList } from './bench-command.js';
 import { environment, median, OneObjectChanger, populatedStores, printTable, sig, type ChangedKind, type Row } from './lib.js';
 import { InlinePipeline } from '../src/main/pipeline/inline-pipeline.js';
@@ -198,5 +199,7 @@ async function inlineChangeCpu(set: Awaited<ReturnType<typeof loadTemplateSet>>,
  */
 function descriptorValues(n: number): Record<string, unknown> {
   const needed = 2 * 4 * 10 * n;
-  return { ...SYNTHETIC_CLUSTER_VALUES, fdHardLimit: Math.max(Number(SYNTHETIC_CLUSTER_VALUES.fdHardLimit), needed) };
+  // The output grows past the default 32 MiB limit at 50,000 Ingresses (about 0.9 KiB each): allow 4 KiB per Ingress.
+  const outputBytes = Math.max(DEFAULT_MAX_OUTPUT_BYTES, 4096 * n);
+  return { ...SYNTHETIC_CLUSTER_VALUES, fdHardLimit: Math.max(Number(SYNTHETIC_CLUSTER_VALUES.fdHardLimit), needed), maxOutputBytes: outputBytes };
 }

@@ -82,7 +82,9 @@ if (parentPort !== null) {
 /** Recent outputs by render ID, so a task can name its baseline instead of carrying it. */
 const recentOutputs = new Map<string, RenderBaseline>();
 // The newest output and the one before it cover the pending and confirmed baselines; anything
-// older is sent by value.
+// older is sent by value. Keeping only the newest saves a config's worth of heap (about 0.5 KiB
+// per Ingress), but measured on a two-worker pool it made endpoint-only renders slower (at 10,000
+// Ingresses, a median of 15 ms against 9 ms), so the one before it stays.
 const RECENT_OUTPUTS = 2;
 
 export default function render(task: RenderTask): RenderTaskResult {

@@ -16,8 +16,12 @@ export class ConfigDigest {
   #text: string | undefined;
   /** Start offset of each block; block i ends where block i + 1 starts (the last at the end). */
   #starts: number[] = [];
-  #blocks: Buffer[] = [];
-  #groups: Buffer[] = [];
+  /**
+   * Block and group digests as 32-character latin1 strings (one byte a character): a string of
+   * 32 bytes costs 48, a Buffer of them about 200, and a config has a block per backend.
+   */
+  #blocks: string[] = [];
+  #groups: string[] = [];
 
   /**
    * The digest of `text` (hex). `prefix` and `suffix` may say how much of it is known to be the
@@ -32,7 +36,7 @@ export class ConfigDigest {
       this.#update(previous, text, prefix, suffix);
     }
     this.#text = text;
-    return createHash('sha256').update(Buffer.concat(this.#groups)).digest('hex');
+    return createHash('sha256').update(this.#groups.join(''), 'latin1').digest('hex');
   }
 
   #rebuild(text: string): void {
@@ -79,25 +83,25 @@ export class ConfigDigest {
  * Blocks of text[from, to): their starts and digests. `stop(end)` is asked at each block end
  * (after a terminator); true ends the split there.
  */
-function split(text: string, from: number, to: number, stop: (end: number) => boolean): { starts: number[]; blocks: Buffer[] } {
+function split(text: string, from: number, to: number, stop: (end: number) => boolean): { starts: number[]; blocks: string[] } {
   const starts: number[] = [];
-  const blocks: Buffer[] = [];
+  const blocks: string[] = [];
   let at = from;
   while (at < to) {
     const terminator = text.indexOf(TERMINATOR, at);
     const end = terminator < 0 || terminator + 2 > to ? to : terminator + 2;
     starts.push(at);
-    blocks.push(createHash('sha256').update(text.slice(at, end)).digest());
+    blocks.push(createHash('sha256').update(text.slice(at, end)).digest('binary'));
     at = end;
     if (end === to || stop(end)) break;
   }
   return { starts, blocks };
 }
 
-function groupDigest(blocks: readonly Buffer[], group: number): Buffer {
+function groupDigest(blocks: readonly string[], group: number): string {
   return createHash('sha256')
-    .update(Buffer.concat(blocks.slice(group * GROUP, (group + 1) * GROUP)))
-    .digest();
+    .update(blocks.slice(group * GROUP, (group + 1) * GROUP).join(''), 'latin1')
+    .digest('binary');
 }
 
 /** The first index whose value is above `value`. */

@@ -17,7 +17,7 @@ import { DEFAULT_MAX_OUTPUT_BYTES, MAX_SERVER_SLOTS } from '../store/value-limit
 import type { AuxiliaryFiles, OriginIndex, Rejection, RenderBaseline, RenderExclusions, RenderOutcome, RenderSuccess, TemplateSetSource } from '../protocol.js';
 import { ExclusionFilter } from '../store/render-exclusions.js';
 import { ConfigDigest } from './config-digest.js';
-import { OriginIndexer } from './origin-index.js';
+import { OriginIndexer, withSections } from './origin-index.js';
 import { endpointLane, laneBase, storeAt, type LaneBase, type LaneRender } from './endpoint-lane.js';
 import { SliceServices } from './slice-services.js';
 import { outputPaths, type RenderScope, type TemplateEngine } from '../templates/template-engine.js';
@@ -110,7 +110,9 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
   if (base !== undefined && sliceStore !== undefined && warnings.length === 0) {
     const lane = withGuardContext(context, () => endpointLane(engine, base, { ...request, context, paths, baseline: request.baseline, exclusions: request.exclusions }, changes));
     if (lane !== undefined) {
-      const outcome = laneOutcome(lane, base, state, request.storeVersion, start);
+      // The validator's text is the previous output's, which the lane's output replaces.
+      state.validator.releaseText();
+      const outcome = laneOutcome(lane, base, state, request.storeVersion, start, set.values.maxOutputBytes);
       if (outcome.ok) state.lane = { ...base, outcome, generations: new Map(base.generations).set(sliceStore, storeAt(request.lookup(sliceStore))) };
       return outcome;
     }
@@ -161,9 +163,10 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
 }
 
 /** The lane's render as an outcome: checked for size, checksummed, everything else the base's. */
-function laneOutcome(lane: LaneRender, base: LaneBase, state: EngineState, storeVersion: number, start: number): RenderOutcome {
+function laneOutcome(lane: LaneRender, base: LaneBase, state: EngineState, storeVersion: number, start: number, maxOutputBytes: unknown): RenderOutcome {
   const previous = base.outcome;
-  const tooLarge = outputSizeProblem(lane.haproxyConfig, lane.auxiliaryFiles, undefined, lane.bytes);
+  // The same limit as a full render's (values.maxOutputBytes).
+  const tooLarge = outputSizeProblem(lane.haproxyConfig, lane.auxiliaryFiles, maxOutputBytes, lane.bytes);
   if (tooLarge !== null) return { ok: false, phase: 'render', message: tooLarge, warnings: [...previous.warnings], rejections: previous.rejections };
   const edits = lane.edits['config'] ?? [];
   const first = edits[0];
@@ -171,7 +174,9 @@ function laneOutcome(lane: LaneRender, base: LaneBase, state: EngineState, store
   const window = first === undefined || last === undefined ? undefined : { prefix: first.at, suffix: previous.haproxyConfig.length - (last.at + last.remove) };
   const sum = checksum(lane.haproxyConfig, lane.auxiliaryFiles, state.digests, state.configDigest, window);
   const rendered = performance.now();
-  return { ...previous, haproxyConfig: lane.haproxyConfig, auxiliaryFiles: lane.auxiliaryFiles, checksum: sum, storeVersion, timings: { renderMs: rendered - start, validateMs: 0, totalMs: rendered - start }, edits: lane.edits };
+  // The same origins, their sections read from this config: the previous config stays unpinned.
+  const origins = previous.origins === undefined ? {} : { origins: withSections({ objects: previous.origins.objects, names: previous.origins.names }, lane.haproxyConfig) };
+  return { ...previous, haproxyConfig: lane.haproxyConfig, auxiliaryFiles: lane.auxiliaryFiles, checksum: sum, storeVersion, timings: { renderMs: rendered - start, validateMs: 0, totalMs: rendered - start }, edits: lane.edits, ...origins };
 }
 
 /** A routing finding as a rejection of its Ingress; the reason is the warning without its `Ingress ns/name: ` lead. */

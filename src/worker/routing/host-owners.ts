@@ -31,30 +31,69 @@ export function groupsOf(route: RouteCandidate): string[] {
   return domain === undefined ? [`host\0${route.host}`] : [`host\0${route.host}`, `domain\0${domain}`];
 }
 
-/** The routes of one ownership group, counted by namespace, so whether it is contested costs O(1). */
+/**
+ * The routes of one ownership group, counted by namespace, so whether it is contested costs O(1).
+ * Held compactly, as a cluster has one or two groups per host: almost every group has one route
+ * from one namespace, so its routes array is sized to fit and the count per namespace is a Map
+ * only once a second namespace joins.
+ */
 export class OwnershipGroup {
-  readonly routes: RouteCandidate[] = [];
-  readonly #namespaces = new Map<string, number>();
+  #routes: RouteCandidate[] = [];
+  /** The namespace counted in #count while no other namespace has a route here. */
+  #namespace: string | undefined;
+  #count = 0;
+  /** Routes per namespace, once a group holds more than one namespace. */
+  #namespaces: Map<string, number> | undefined;
   #wildcards = 0;
 
   constructor(readonly isDomain: boolean) {}
 
+  get routes(): readonly RouteCandidate[] {
+    return this.#routes;
+  }
+
   add(route: RouteCandidate): void {
-    this.routes.push(route);
-    this.#namespaces.set(route.namespace, (this.#namespaces.get(route.namespace) ?? 0) + 1);
+    // A literal holds one element; the first push of an empty array would reserve 17.
+    if (this.#routes.length === 0) this.#routes = [route];
+    else this.#routes.push(route);
+    if (this.#namespaces !== undefined) this.#namespaces.set(route.namespace, (this.#namespaces.get(route.namespace) ?? 0) + 1);
+    else if (this.#count === 0 || this.#namespace === route.namespace) {
+      this.#namespace = route.namespace;
+      this.#count++;
+    } else {
+      this.#namespaces = new Map([[this.#namespace as string, this.#count], [route.namespace, 1]]);
+      this.#namespace = undefined;
+      this.#count = 0;
+    }
     if (isWildcard(route.host)) this.#wildcards++;
   }
 
   /** Removes `route`; false when it was not in the group. */
   remove(route: RouteCandidate): boolean {
-    const at = this.routes.indexOf(route);
+    const at = this.#routes.indexOf(route);
     if (at < 0) return false;
-    this.routes.splice(at, 1);
-    const left = (this.#namespaces.get(route.namespace) ?? 1) - 1;
-    if (left === 0) this.#namespaces.delete(route.namespace);
-    else this.#namespaces.set(route.namespace, left);
+    this.#routes.splice(at, 1);
+    if (this.#namespaces === undefined) {
+      if (--this.#count === 0) this.#namespace = undefined;
+    } else {
+      const left = (this.#namespaces.get(route.namespace) ?? 1) - 1;
+      if (left === 0) this.#namespaces.delete(route.namespace);
+      else this.#namespaces.set(route.namespace, left);
+      if (this.#namespaces.size === 1) {
+        for (const [namespace, count] of this.#namespaces) {
+          this.#namespace = namespace;
+          this.#count = count;
+        }
+        this.#namespaces = undefined;
+      }
+    }
     if (isWildcard(route.host)) this.#wildcards--;
     return true;
+  }
+
+  /** How many namespaces have a route in the group. */
+  get #namespaceCount(): number {
+    return this.#namespaces?.size ?? (this.#count > 0 ? 1 : 0);
   }
 
   /**
@@ -63,7 +102,7 @@ export class OwnershipGroup {
    * accept every route.
    */
   get contested(): boolean {
-    return this.#namespaces.size > 1 && (!this.isDomain || this.#wildcards > 0);
+    return this.#namespaceCount > 1 && (!this.isDomain || this.#wildcards > 0);
   }
 
   get hasWildcard(): boolean {
@@ -72,9 +111,9 @@ export class OwnershipGroup {
 
   /** The namespace of its oldest route from a namespace other than `namespace` (as HostOwners would name it). */
   otherThan(namespace: string): string | undefined {
-    if (this.#namespaces.size === 0 || (this.#namespaces.size === 1 && this.#namespaces.has(namespace))) return undefined;
+    if (this.#namespaces === undefined && (this.#count === 0 || this.#namespace === namespace)) return undefined;
     let oldest: RouteCandidate | undefined;
-    for (const route of this.routes) {
+    for (const route of this.#routes) {
       if (route.namespace !== namespace && (oldest === undefined || compareClaimants(route, oldest) < 0)) oldest = route;
     }
     return oldest?.namespace;

@@ -95,7 +95,8 @@ export function computeEntry(
   for (const rule of listOf(spec.rules)) {
     for (const p of listOf(rule.http?.paths)) {
       const backend = backendFor(p.backend);
-      routes.push({ ...routeClaimant, host: rule.host ?? '', path: p.path ?? '/', exact: p.pathType === 'Exact', backend });
+      // Every field written out: a spread leaves the last four outside the object, in a property array of their own.
+      routes.push({ owner, namespace: ns, name, created: routeClaimant.created, host: rule.host ?? '', path: p.path ?? '/', exact: p.pathType === 'Exact', backend });
     }
   }
   const budget = Math.floor((options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES) / INGRESS_OUTPUT_SHARE);

@@ -121,13 +121,10 @@ export class RouteIndex {
     for (const route of routes) {
       for (const { table, key } of routeClaims(route)) {
         const id = `${table}\0${key}`;
-        let claimants = this.#claims.get(id);
-        if (claimants === undefined) {
-          claimants = [];
-          this.#claims.set(id, claimants);
-        }
-        claimants.push(route);
-        if (claimants.length === 2) this.#contested++;
+        const claimants = this.#claims.get(id);
+        // A literal holds one element (almost every key has one claimant); a first push would reserve 17.
+        if (claimants === undefined) this.#claims.set(id, [route]);
+        else if (claimants.push(route) === 2) this.#contested++;
         this.#touched.set(id, { table, key });
       }
       for (const group of groupsOf(route)) this.#group(group, route, true);

@@ -4,6 +4,7 @@
 // existing slots, which HAProxy's Runtime API can apply live without a reload. A backend grows
 // by whole blocks and shrinks back with hysteresis (see assignSlots); both the block and the
 // total are capped at MAX_SERVER_SLOTS.
+import { flat } from '../store/compact-object.js';
 import { MAX_SERVER_SLOTS } from '../store/value-limits.js';
 import type { Server } from './model.js';
 
@@ -61,11 +62,23 @@ export function assignSlots(endpoints: readonly string[], previous: readonly str
     slots[free] = address;
     placed.add(address);
   }
-  return slots.map((address, i) => ({
-    name: `srv${i + 1}`,
-    address: address === '' ? PARKED_ADDRESS : address,
-    enabled: address !== '',
-  }));
+  return slots.map((address, i) => (address === '' ? parkedServer(i) : { name: slotName(i), address, enabled: true }));
+}
+
+/**
+ * Slot names and empty slots, shared by every backend: most slots of a cluster are empty, and a
+ * worker holds every backend's servers between renders, so each backend holding its own copies
+ * of the same names and parked servers would cost it about half a KiB.
+ */
+const SLOT_NAMES: string[] = [];
+const PARKED_SERVERS: Server[] = [];
+
+function slotName(index: number): string {
+  return (SLOT_NAMES[index] ??= `srv${index + 1}`);
+}
+
+function parkedServer(index: number): Server {
+  return (PARKED_SERVERS[index] ??= Object.freeze({ name: slotName(index), address: PARKED_ADDRESS, enabled: false }));
 }
 
 /** Slots per slot-file line: a backend of 1,000 slots takes 10 lines, each far below HAProxy's line cap. */
@@ -121,5 +134,6 @@ export function slotLine(backend: string, slots: readonly string[]): string {
     for (let i = start; i < end; i++) line += slots[i] === '' ? ' -' : ` ${slots[i] as string}`;
     text += `${line}\n`;
   }
-  return text;
+  // Flat: the line is cached per backend between renders, and as built it is a rope of a piece per slot.
+  return flat(text);
 }

@@ -21,20 +21,27 @@ interface MemoOptions {
  * reads it. A cached text is part of every later render's output; flattening it once here saves
  * re-walking its pieces each time the whole output is read (validated, hashed, copied to the
  * main thread). Converting a string to a number is what makes V8 flatten it; the value is unused.
+ * A block that holds memo blocks is not flattened: its pieces are their cached texts, flat
+ * already, and a flat copy would hold all of them a second time (for the default set's
+ * `{{#memo backends}}`, most of the config).
  */
 function flatten(text: string): string {
   void Number(text);
   return text;
 }
 
-/** Runs a memo block's body for `key`, with store reads, emit and warn refused inside it. */
-function run(block: NonNullable<MemoOptions['fn']>, key: unknown, data: MemoOptions['data']): string {
+/** Runs a memo block's body for `key`, with store reads, emit and warn refused inside it; `nested` tells whether it ran a memo block. */
+function run(block: NonNullable<MemoOptions['fn']>, key: unknown, data: MemoOptions['data']): { text: string; nested: boolean } {
   const { scope } = data;
+  const outer = scope.memoNested;
+  scope.memoNested = false;
   scope.memoDepth = (scope.memoDepth ?? 0) + 1;
   try {
-    return block(key, { data });
+    const text = block(key, { data });
+    return { text, nested: scope.memoNested };
   } finally {
     scope.memoDepth--;
+    scope.memoNested = outer;
   }
 }
 
@@ -66,7 +73,9 @@ export function registerMemoHelper(hb: typeof Handlebars, scopeOf: (options: Mem
     if (key !== undefined && key !== null && !Array.isArray(key)) throw new Error(`memoEach takes a list, got ${typeof key}`);
     // As `each`: an empty list renders the {{else}} block, if any, in the enclosing context.
     if (key === undefined || key === null || key.length === 0) return options.inverse?.(this) ?? '';
-    scope.memo?.record(id, (next, frame) => run(block, next, frame.data as MemoOptions['data']));
+    scope.memo?.record(id, (next, frame) => run(block, next, frame.data as MemoOptions['data']).text);
+    // The enclosing memo block, if any, holds this one.
+    if ((scope.memoDepth ?? 0) > 0) scope.memoNested = true;
     const lists = scope.memo?.texts(`${id}[]`);
     const whole = lists?.get(key);
     if (whole !== undefined) return whole;
@@ -76,8 +85,9 @@ export function registerMemoHelper(hb: typeof Handlebars, scopeOf: (options: Mem
       const cacheable = texts !== undefined && value !== null && typeof value === 'object';
       let text = cacheable ? texts.get(value) : undefined;
       if (text === undefined) {
-        text = run(block, value, data);
-        if (cacheable) texts.set(value, flatten(text));
+        const ran = run(block, value, data);
+        text = ran.text;
+        if (cacheable) texts.set(value, ran.nested ? text : flatten(text));
       }
       return text;
     };
@@ -89,13 +99,15 @@ export function registerMemoHelper(hb: typeof Handlebars, scopeOf: (options: Mem
     const { options, key, id } = memoCall('memo', args);
     const scope = scopeOf(options);
     const block = options.fn as NonNullable<MemoOptions['fn']>;
-    scope.memo?.record(id, (next, frame) => run(block, next, frame.data as MemoOptions['data']));
+    scope.memo?.record(id, (next, frame) => run(block, next, frame.data as MemoOptions['data']).text);
+    // The enclosing memo block, if any, holds this one.
+    if ((scope.memoDepth ?? 0) > 0) scope.memoNested = true;
     const texts = key !== null && typeof key === 'object' ? scope.memo?.texts(id) : undefined;
     const cached = texts?.get(key as object);
     if (cached !== undefined) return cached;
     // A fresh data frame: @index and friends of enclosing blocks are not visible inside.
-    const text = run(block, key, { scope, root: { values: scope.values, paths: scope.paths } });
-    if (texts !== undefined) texts.set(key as object, flatten(text));
+    const { text, nested } = run(block, key, { scope, root: { values: scope.values, paths: scope.paths } });
+    if (texts !== undefined) texts.set(key as object, nested ? text : flatten(text));
     return text;
   });
 }

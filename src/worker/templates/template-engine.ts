@@ -48,6 +48,8 @@ export interface RenderScope {
   /** Set by the engine: the set's memo cache, and how many memo blocks are being rendered. */
   memo?: MemoCache;
   memoDepth?: number;
+  /** Set by the memo helper: whether the memo block being rendered holds another memo block. */
+  memoNested?: boolean;
   /** Set by the engine: the stores templates read themselves (`list`, `fetch`, `getSingle`), not through the model. */
   templateReads?: Set<string>;
 }

@@ -138,6 +138,28 @@ describe('PoolPipeline', () => {
     expect(pool.stats.filesReused).toBeGreaterThan(reusedBefore);
   });
 
+  it('renders on a baseline rolled back to the output before the newest (a refused render) as the inline pipeline does', async () => {
+    const stores = new StoreProvider(set.stores);
+    const cluster = new SyntheticCluster({ ingresses: 8, seed: 13 });
+    cluster.populate(stores);
+    const confirmed = await pool.execute(never, stores, 'reconcile');
+    const confirmedBaseline = { haproxyConfig: confirmed.haproxyConfig, auxiliaryFiles: confirmed.auxiliaryFiles };
+    stores.store('ingresses').upsert(cluster.ingress(2, 5));
+    await pool.execute(never, stores, 'reconcile', { baseline: confirmedBaseline });
+    // The newest was refused: the next render is on the confirmed output, the one before the newest.
+    stores.store('endpointslices').upsert(cluster.endpointSlice(4, 6));
+    const retriesBefore = pool.stats.staleRetries;
+    const [fromPool, fromInline] = await Promise.all([
+      pool.execute(never, stores, 'reconcile', { baseline: confirmedBaseline }),
+      inline.execute(never, stores, 'reconcile', { baseline: confirmedBaseline }),
+    ]);
+    expect(fromPool.haproxyConfig).toBe(fromInline.haproxyConfig);
+    expect(fromPool.auxiliaryFiles).toEqual(fromInline.auxiliaryFiles);
+    expect(fromPool.checksum).toBe(fromInline.checksum);
+    // The worker holds it still (or, at most once, receives it by value).
+    expect(pool.stats.staleRetries).toBeLessThanOrEqual(retriesBefore + 1);
+  });
+
   it('receives an endpoint-only render as edits of the output it holds, and hands back the complete output with its patch', async () => {
     const stores = new StoreProvider(set.stores);
     const cluster = new SyntheticCluster({ ingresses: 40, seed: 9 });

@@ -5,6 +5,7 @@
 // result equal, the whole set renders instead.
 import { describe, expect, it } from 'vitest';
 import type { KubeObject, RenderBaseline, RenderOutcome, RenderSuccess, TemplateSetSource } from '../../../src/worker/protocol.js';
+import { configSections } from '../../../src/worker/render/origin-index.js';
 import { renderAndValidate } from '../../../src/worker/render/renderer.js';
 import { SERVER_SLOTS_FILE } from '../../../src/worker/routing/server-slots.js';
 import type { IndexedStore } from '../../../src/worker/store/indexed-store.js';
@@ -79,7 +80,10 @@ describe('the endpoint lane', () => {
     const [edit] = second.edits?.['config'] ?? [];
     expect(first.haproxyConfig.slice(edit?.at, (edit?.at ?? 0) + (edit?.remove ?? 0))).toMatch(/^backend ing_shop_app7_svc7_80\n/);
     expect(edit?.text).toContain('10.0.7.9:8080');
-    expect(second.origins).toBe(first.origins);
+    // The same origin objects and names; the sections are read from the new config, so the old one is not kept for them.
+    expect(second.origins?.objects).toBe(first.origins?.objects);
+    expect(second.origins?.names).toBe(first.origins?.names);
+    expect(second.origins?.sections).toEqual(configSections(second.haproxyConfig, second.origins?.names ?? {}));
     // A second move of the same backend, and one of another, go the same way.
     lane.slices().upsert(endpointSlice(NS, 'svc7', ['10.0.7.3']));
     lane.slices().upsert(endpointSlice(NS, 'svc12', ['10.0.12.1', { address: '10.0.12.2', ready: false }]));

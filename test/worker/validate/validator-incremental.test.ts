@@ -71,6 +71,21 @@ describe('IncrementalValidator reuses unchanged sections', () => {
     expect(v.processedChunks).toBe(0);
   });
 
+  it('keeps reusing its sections after it lets go of the latest text, with the same reports', () => {
+    const v = new IncrementalValidator();
+    const first = manyBackends(30);
+    expectSameReports(v, first, NO_AUX, PATHS);
+    v.releaseText();
+    // The same text: every section is found again, none parsed.
+    expectSameReports(v, first, NO_AUX, PATHS);
+    expect(v.processedChunks).toBe(0);
+    v.releaseText();
+    const second = first.replace('server s1 10.0.3.1:8080', 'server s1 10.0.3.77:8080');
+    expect(v.validateStructure(second, NO_AUX, PATHS)).toStrictEqual(validateStructure(second, NO_AUX, PATHS));
+    expect(v.processedChunks).toBe(1);
+    expect(v.checkAuxiliaryFiles(NO_AUX, second, PATHS)).toStrictEqual(checkAuxiliaryFiles(NO_AUX, second, PATHS));
+  });
+
   it('shifts the lines of reused sections when lines are inserted above them', () => {
     const v = new IncrementalValidator();
     const body = manyBackends(5, (i) => (i === 3 ? '300.0.0.1:80' : '10.0.0.1:80')) + 'backend be_1\n  server s1 10.0.0.1:80\n  server s1 10.0.0.2:80\n';

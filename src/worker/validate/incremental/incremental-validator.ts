@@ -51,8 +51,8 @@ export class IncrementalValidator {
   /** Parses the new chunks (its state is reset for each). */
   readonly #parser = new StructureParser();
   #generation = 0;
-  /** The latest configuration and its chunks, reused when the next call passes the same text. */
-  #layout: { readonly config: string; readonly chunks: readonly PlacedChunk[] } | null = null;
+  /** The latest configuration (undefined once released) and its chunks, reused when the next call passes the same text. */
+  #layout: { readonly config: string | undefined; readonly chunks: readonly PlacedChunk[] } | null = null;
   #processed = 0;
 
   /** The maps of the latest call, read again by their changed lines (map-deltas.ts). */
@@ -91,6 +91,15 @@ export class IncrementalValidator {
   /** Chunks the latest call had to parse (the others were reused). */
   get processedChunks(): number {
     return this.#processed;
+  }
+
+  /**
+   * Lets go of the latest configuration's text and keeps its chunks, which the next call
+   * compares with as before: for a caller whose output is no longer that text (the endpoint lane
+   * edited it), so that the validator does not keep a whole configuration only it still holds.
+   */
+  releaseText(): void {
+    if (this.#layout !== null) this.#layout = { config: undefined, chunks: this.#layout.chunks };
   }
 
   validateStructure(config: string, aux: AuxiliaryFiles, paths: OutputPaths): ValidationReport {
