@@ -12,6 +12,7 @@ import type { KubeObject } from '../protocol.js';
 import { creationTime } from './claimant.js';
 import { compareCandidates, type LineCandidate } from './gateway-lines.js';
 import type { GatewayRedirect } from './gateway-model.js';
+import { routeKey } from './gateway-route-entries.js';
 import { keyedHost, plannedOf, wildcardLookups, type FrontendRoutes, type Planned } from './gateway-routes.js';
 import type { GatewayRouteMaps } from './gateway-model.js';
 import type { RouteEntry } from './model.js';
@@ -32,7 +33,7 @@ export class RouteOrder {
     const kept = list.length === this.#sorted.routes.length ? this.#reordered(list) : undefined;
     this.#list = list;
     if (kept !== undefined) return (this.#sorted = { routes: kept, keys: this.#sorted.keys });
-    const keyed = list.map((route) => ({ route, created: creationTime(route), key: keyOf(route) }));
+    const keyed = list.map((route) => ({ route, created: creationTime(route), key: routeKey(route) }));
     keyed.sort((a, b) => a.created - b.created || a.key.localeCompare(b.key));
     this.#sorted = { routes: keyed.map((k) => k.route), keys: keyed.map((k) => k.key) };
     this.#at = new Map(keyed.map((k, index) => [k.key, { index, created: k.created }]));
@@ -44,7 +45,7 @@ export class RouteOrder {
     const previous = this.#sorted.routes;
     const out = new Array<KubeObject | undefined>(list.length);
     for (const route of list) {
-      const key = keyOf(route);
+      const key = routeKey(route);
       const at = this.#at.get(key);
       if (at === undefined || out[at.index] !== undefined) return undefined;
       if (previous[at.index] !== route && creationTime(route) !== at.created) return undefined;
@@ -119,7 +120,8 @@ export class FrontendRouteCache {
       let sorted: readonly RouteEntry[];
       if (before === undefined || added.length > MAX_MERGED) sorted = [...byKey.values()].sort(compare);
       else if (added.length === 0 && byKey.size === before.sorted.length) sorted = before.sorted;
-      else sorted = merge(before.sorted.filter((e) => byKey.get(e.key) === e), added.sort(compare), compare);
+      // Keys are unique, so entries never tie.
+      else sorted = merge(before.sorted.filter((e) => byKey.get(e.key) === e), added.sort(compare), compare) ?? [...byKey.values()].sort(compare);
       tables.set(name, { sorted, byKey });
     }
     return tables;
@@ -148,43 +150,24 @@ export class FrontendRouteCache {
     if (added.length > MAX_MERGED) return [...candidates].sort(compareCandidates);
     const present = new Set(candidates);
     const kept = previous.sorted.filter((c) => present.has(c));
-    added.sort(compareCandidates);
-    const merged: LineCandidate[] = [];
-    let from = 0;
-    for (const candidate of added) {
-      // The first kept candidate that comes after it (binary search over the rest).
-      let lo = from;
-      let hi = kept.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        const order = compareCandidates(kept[mid] as LineCandidate, candidate);
-        if (order === 0) return [...candidates].sort(compareCandidates);
-        if (order < 0) lo = mid + 1;
-        else hi = mid;
-      }
-      for (let i = from; i < lo; i++) merged.push(kept[i] as LineCandidate);
-      merged.push(candidate);
-      from = lo;
-    }
-    for (let i = from; i < kept.length; i++) merged.push(kept[i] as LineCandidate);
-    return merged;
+    // Candidates of different routes never tie: a tie sorts the whole list, as a cold build does.
+    return merge(kept, added.sort(compareCandidates), compareCandidates) ?? [...candidates].sort(compareCandidates);
   }
 }
 
-function keyOf(object: KubeObject): string {
-  return `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
-}
-
-/** `kept` and `added`, each in order, merged (`compare` never ties across them). */
-function merge<T>(kept: readonly T[], added: readonly T[], compare: (a: T, b: T) => number): T[] {
+/** `kept` and `added`, each in order, merged; undefined when an item of `added` ties with one of `kept`. */
+function merge<T>(kept: readonly T[], added: readonly T[], compare: (a: T, b: T) => number): T[] | undefined {
   const out: T[] = [];
   let from = 0;
   for (const item of added) {
+    // The first kept item that comes after it (binary search over the rest).
     let lo = from;
     let hi = kept.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (compare(kept[mid] as T, item) < 0) lo = mid + 1;
+      const order = compare(kept[mid] as T, item);
+      if (order === 0) return undefined;
+      if (order < 0) lo = mid + 1;
       else hi = mid;
     }
     for (let i = from; i < lo; i++) out.push(kept[i] as T);
