@@ -171,8 +171,7 @@ describe('killHaproxyProcess', () => {
 describe('fault bounds', () => {
   const stores = new StoreProvider();
 
-  function rig(kill: (which: 'worker' | 'master') => Promise<void>, renderTimeoutMs = 5000) {
-    const clock = new FakeClock();
+  function rig(kill: (which: 'worker' | 'master') => Promise<void>, renderTimeoutMs = 5000, clock = new FakeClock()) {
     const log = new FaultLog({ serving: true });
     const workers = new WorkerFaultSwitch();
     const failed: FaultRecord[] = [];
@@ -195,24 +194,7 @@ describe('fault bounds', () => {
   it('kills a worker while a reload makes the master CLI refuse its first show proc, and clears the fault', async () => {
     const clock = new FakeClock();
     const haproxy = new FakeHaproxy(clock);
-    const log = new FaultLog({ serving: true });
-    const injector = new FaultInjector({
-      log,
-      workers: new WorkerFaultSwitch(),
-      elector: new SwitchableElector(),
-      outputRoot: '/nonexistent/soak-test',
-      stores,
-      clock,
-      holdMs: 1000,
-      elapsedMs: () => clock.monotonic(),
-      renderTimeoutMs: 5000,
-      haproxy: {
-        kill: async (which) => {
-          await killHaproxyProcess({ which, showProc: haproxy.showProc, kill: haproxy.kill, clock, boundMs: BOUND_MS });
-        },
-        boundMs: BOUND_MS,
-      },
-    });
+    const { log, injector } = rig((which) => killHaproxyProcess({ which, showProc: haproxy.showProc, kill: haproxy.kill, clock, boundMs: BOUND_MS }).then(() => undefined), 5000, clock);
     haproxy.reload(2000);
     const injecting = injector.inject('haproxy-worker');
     await clock.advance(2000 + haproxy.restartMs + 200);
