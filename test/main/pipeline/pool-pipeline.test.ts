@@ -5,7 +5,7 @@ import { InlinePipeline } from '../../../src/main/pipeline/inline-pipeline.js';
 import { parseSlotFile } from '../../../src/worker/routing/ingress-model.js';
 import { loadManifests } from '../../../src/main/sources/manifest/manifest-loader.js';
 import { EXAMPLES_DIR } from '../../../src/main/core/paths.js';
-import { PipelineError, type PipelineResult } from '../../../src/main/pipeline/pipeline.js';
+import { PipelineError, type CheckedPipelineResult, type PipelineResult } from '../../../src/main/pipeline/pipeline.js';
 import { PoolPipeline } from '../../../src/main/pipeline/pool/pool-pipeline.js';
 import { StoreProvider } from '../../../src/main/stores/store-provider.js';
 import { seededRandom, SyntheticCluster } from '../../../src/main/sources/synthetic/synthetic-cluster.js';
@@ -160,6 +160,16 @@ describe('PoolPipeline', () => {
     expect(pool.stats.staleRetries).toBeLessThanOrEqual(retriesBefore + 1);
   });
 
+  /** The render of `stores` on a copy of `last` as the baseline (as the Coordinator's result check makes it: still named by reference), from the pool and inline, which must agree. */
+  async function sameFromPoolAndInline(stores: StoreProvider, last: PipelineResult): Promise<[CheckedPipelineResult, CheckedPipelineResult]> {
+    const baseline = { haproxyConfig: last.haproxyConfig, auxiliaryFiles: { ...last.auxiliaryFiles } };
+    const [fromPool, fromInline] = await Promise.all([pool.execute(never, stores, 'reconcile', { baseline }), inline.execute(never, stores, 'reconcile', { baseline })]);
+    expect(fromPool.haproxyConfig).toBe(fromInline.haproxyConfig);
+    expect(fromPool.auxiliaryFiles).toEqual(fromInline.auxiliaryFiles);
+    expect(fromPool.checksum).toBe(fromInline.checksum);
+    return [fromPool, fromInline];
+  }
+
   it('receives an endpoint-only render as edits of the output it holds, and hands back the complete output with its patch', async () => {
     const stores = new StoreProvider(set.stores);
     const cluster = new SyntheticCluster({ ingresses: 40, seed: 9 });
@@ -168,15 +178,7 @@ describe('PoolPipeline', () => {
     let patched = 0;
     for (let i = 0; i < 8; i++) {
       stores.store('endpointslices').upsert(cluster.endpointSlice(i * 3, 100 + i));
-      // A copied baseline, as the Coordinator's result check makes: still named by reference.
-      const baseline = { haproxyConfig: last.haproxyConfig, auxiliaryFiles: { ...last.auxiliaryFiles } };
-      const [fromPool, fromInline] = await Promise.all([
-        pool.execute(never, stores, 'reconcile', { baseline }),
-        inline.execute(never, stores, 'reconcile', { baseline }),
-      ]);
-      expect(fromPool.haproxyConfig).toBe(fromInline.haproxyConfig);
-      expect(fromPool.auxiliaryFiles).toEqual(fromInline.auxiliaryFiles);
-      expect(fromPool.checksum).toBe(fromInline.checksum);
+      const [fromPool, fromInline] = await sameFromPoolAndInline(stores, last);
       expect(fromPool.origins?.sections).toEqual(fromInline.origins?.sections);
       if (fromPool.patch !== undefined) {
         patched++;
@@ -198,14 +200,7 @@ describe('PoolPipeline', () => {
     for (let i = 0; i < 8; i++) {
       // A new path on one Ingress: the config stays the same, two maps change by a line.
       stores.store('ingresses').upsert(cluster.ingress(i * 7, 200 + i));
-      const baseline = { haproxyConfig: last.haproxyConfig, auxiliaryFiles: { ...last.auxiliaryFiles } };
-      const [fromPool, fromInline] = await Promise.all([
-        pool.execute(never, stores, 'reconcile', { baseline }),
-        inline.execute(never, stores, 'reconcile', { baseline }),
-      ]);
-      expect(fromPool.haproxyConfig).toBe(fromInline.haproxyConfig);
-      expect(fromPool.auxiliaryFiles).toEqual(fromInline.auxiliaryFiles);
-      expect(fromPool.checksum).toBe(fromInline.checksum);
+      const [fromPool, fromInline] = await sameFromPoolAndInline(stores, last);
       // The origin index names the Ingress's new version although the config did not change.
       expect(fromPool.origins).toEqual(fromInline.origins);
       if (fromPool.patch !== undefined) {
