@@ -92,12 +92,14 @@ export class MapDeltas {
     const middle = text.slice(cut.start, cut.newEnd);
     const midStarts: number[] = [];
     const mid = parseMapText(middle, midStarts);
+    // Detached: an entry (and the key set, which outlives this text) must not pin this render's whole map text.
+    const midKeys = mid.keys.map(detachString);
     // The new entries must keep the map clean: a value each, and keys not met elsewhere.
     for (let i = first; i < next; i++) clean.keys.delete(parsed.keys[i] as string);
     const added: string[] = [];
     let stillClean = true;
-    for (let i = 0; i < mid.keys.length; i++) {
-      const key = mid.keys[i] as string;
+    for (let i = 0; i < midKeys.length; i++) {
+      const key = midKeys[i] as string;
       if (mid.values[i] === '' || clean.keys.has(key)) {
         stillClean = false;
         break;
@@ -112,8 +114,6 @@ export class MapDeltas {
     const linesBefore = first === 0 ? newlines(old, 0, cut.start) : (parsed.lines[first - 1] as number) - 1 + newlines(old, starts[first - 1] as number, cut.start);
     const lineShift = newlines(middle, 0, middle.length) - newlines(old, cut.start, cut.oldEnd);
     const charShift = text.length - old.length;
-    // Detached: an entry must not pin this render's whole map text.
-    const midKeys = mid.keys.map(detachString);
     const midValues = mid.values.map(detachString);
     const midLines = mid.lines.map((line) => linesBefore + line);
     const midAt = midStarts.map((at) => cut.start + at);
