@@ -76,7 +76,7 @@ export class IndexedStore {
   readonly #identity: StoreIdentity;
   readonly #paths: readonly (readonly string[])[];
   readonly #byKey = new Map<string, Held>();
-  readonly #index: IndexTree<Held>;
+  readonly #index: IndexTree;
   readonly #dormant: boolean;
   /** Every key, sorted by compareKeys; kept sorted on each change (null until first needed). */
   #order: string[] | null = null;
@@ -158,7 +158,7 @@ export class IndexedStore {
     if (previous !== undefined) this.#index.delete(key, this.indexValues(this.#objectOf(previous)));
     const held: Held = this.#dormant ? (toDormantText(object, this.#identity.definition) ?? object) : object;
     this.#byKey.set(key, held);
-    this.#index.set(key, this.indexValues(object), held);
+    this.#index.set(key, this.indexValues(object));
     if (previous === undefined && this.#order !== null) this.#order.splice(this.#position(key), 0, key);
     this.#changed(key);
     return previous === undefined;
@@ -207,8 +207,8 @@ export class IndexedStore {
    */
   fetch(keys: readonly string[]): KubeObject[] {
     const found = this.#index.find(keys);
-    if (found.length > 1) found.sort((a, b) => compareKeys(a[0], b[0]));
-    return found.map(([key, held]) => this.#awake(key, held));
+    if (found.length > 1) found.sort(compareKeys);
+    return found.map((key) => this.#awake(key, this.#byKey.get(key) as Held));
   }
 
   /** The single object at `keys`, or undefined when there is none or more than one. */
@@ -230,7 +230,6 @@ export class IndexedStore {
     if (typeof held !== 'string') return held;
     const object = registerAdmitted(fromDormantText(held, this.#identity.definition), this.#identity);
     this.#byKey.set(key, object);
-    this.#index.set(key, this.indexValues(object), object);
     return object;
   }
 
