@@ -103,10 +103,17 @@ export function toDormantText(object: KubeObject, definition: StoreKind | undefi
   return text.startsWith(prefix) && text.length > prefix.length + 1 ? flat(STAMPED + text.slice(prefix.length)) : text;
 }
 
-/** The object a dormant store's text stands for (see toDormantText). */
+/**
+ * The object a dormant store's text stands for (see toDormantText). A stamped object's kind and
+ * apiVersion are the store's own strings, equal to the ones parsed: the parser would give each
+ * object its own copy of a string longer than a few characters (`networking.k8s.io/v1`).
+ */
 export function fromDormantText(text: string, definition: StoreKind | undefined): KubeObject {
-  if (text.startsWith(STAMPED) && definition !== undefined) return JSON.parse(stampPrefix(definition) + text.slice(STAMPED.length)) as KubeObject;
-  return JSON.parse(text) as KubeObject;
+  if (!text.startsWith(STAMPED) || definition === undefined) return JSON.parse(text) as KubeObject;
+  const object = JSON.parse(stampPrefix(definition) + text.slice(STAMPED.length)) as { apiVersion: string; kind: string };
+  object.apiVersion = definition.apiVersion;
+  object.kind = definition.kind;
+  return object as unknown as KubeObject;
 }
 
 function stampPrefix(definition: StoreKind): string {
