@@ -113,7 +113,8 @@ export function computeEntry(
   }
   const tls = tlsClaims(spec, reads, options, ns, owner, ingress.metadata.name);
   const outputBytes = size + tlsEstimate(tls);
-  return { key, ingress, claimant, backends, slotsFrom, routes, outputBytes, defaultBackend, tls, log: reads.log, deps: reads.deps, seen: 0 };
+  // Exact-size copies: an array grown by push keeps room for 17 items (152 bytes) however few it holds, and entries live as long as their Ingress.
+  return { key, ingress, claimant, backends: backends.slice(), slotsFrom: slotsFrom.slice(), routes: routes.slice(), outputBytes, defaultBackend, tls, log: reads.log, deps: reads.deps.slice(), seen: 0 };
 }
 
 /** Text the config and its maps and slot file carry for each backend and server slot, besides the values in them. */
