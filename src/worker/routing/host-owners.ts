@@ -37,6 +37,9 @@ export function groupsOf(route: RouteCandidate): string[] {
  * from one namespace, so its routes array is sized to fit and the count per namespace is a Map
  * only once a second namespace joins.
  */
+/** Groups with fewer routes grow their list by exact-size copies (see add). */
+const SMALL_GROUP = 8;
+
 export class OwnershipGroup {
   #routes: RouteCandidate[] = [];
   /** The namespace counted in #count while no other namespace has a route here. */
@@ -53,8 +56,10 @@ export class OwnershipGroup {
   }
 
   add(route: RouteCandidate): void {
-    // A literal holds one element; the first push of an empty array would reserve 17.
+    // A literal holds one element; the first push of an empty array would reserve 17, and so
+    // would the first push onto a literal: small groups grow by exact-size copies.
     if (this.#routes.length === 0) this.#routes = [route];
+    else if (this.#routes.length < SMALL_GROUP) this.#routes = this.#routes.concat([route]);
     else this.#routes.push(route);
     if (this.#namespaces !== undefined) this.#namespaces.set(route.namespace, (this.#namespaces.get(route.namespace) ?? 0) + 1);
     else if (this.#count === 0 || this.#namespace === route.namespace) {

@@ -113,7 +113,8 @@ export class IncrementalValidator {
         for (const { record, offset } of this.#layoutOf(config)) {
           let ops = record.structure;
           if (ops === undefined) {
-            ops = record.structure = this.#parser.parse(record.text);
+            // An exact-size copy: the parser's push-grown list keeps room for 17 ops, and a backend chunk records one.
+            ops = record.structure = this.#parser.parse(record.text).slice();
             this.#processed++;
           }
           state.apply(ops, offset);
