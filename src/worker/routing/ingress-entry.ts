@@ -6,6 +6,7 @@
 // its budget (INGRESS_OUTPUT_SHARE) contributes nothing but a warning and the claim on its hosts
 // (they answer 503): the output cap fails the whole render, and no one Ingress may bring it near that. Each entry carries its estimated
 // output bytes for the namespaces' shared budget (output-budget.ts).
+import { flat } from '../store/compact-object.js';
 import { describe } from '../store/object-guard.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, INGRESS_OUTPUT_SHARE } from '../store/value-limits.js';
 import type { KubeObject } from '../protocol.js';
@@ -59,7 +60,9 @@ export function computeEntry(
 ): IngressEntry {
   const ns = ingress.metadata.namespace ?? 'default';
   const name = ingress.metadata.name;
-  const owner = describe(ingress);
+  // Kept as long as the entry, in its claimant and every route: one flat string, not the pieces describe() joined.
+  const owner = flat(describe(ingress));
+  flat(key);
   const claimant: Claimant = { owner, namespace: ns, name: ingress.metadata.name, created: creationTime(ingress) };
   // Routes are ranked by name alone under `routeOwnership: name`.
   const routeClaimant: Claimant = options.routeOwnership === 'oldest' ? claimant : { ...claimant, created: 0 };
