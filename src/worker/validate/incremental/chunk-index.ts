@@ -1,12 +1,16 @@
 // The chunk texts IncrementalValidator has seen, as records of what each phase recorded for
-// them, filed by their first line. A record holds its own copy of the text (detachString), so
-// the cache never pins the configuration the chunk was first seen in.
+// them, filed by their first line. A record's text is a slice of the latest configuration the
+// chunk was found in: each layout points it at the new configuration (a slice costs a few
+// bytes, a copy of the text its whole length), so the records hold no text of their own and
+// pin no earlier configuration. Its head (a Map key) and its ops (detached-ops.ts) are copies
+// of their own.
 import type { UsageOp } from '../auxiliary/usage-scanner.js';
 import type { StructureOp } from '../structure/ops.js';
 
 /** What the phases recorded for one chunk text; each part is computed on first use. */
 export interface ChunkRecord {
-  readonly text: string;
+  /** A slice of the latest configuration that has the chunk (IncrementalValidator moves it to each new one). */
+  text: string;
   /** The first line of `text`, without its newline: the key of the ChunkIndex. */
   readonly head: string;
   /** Lines in `text`. */
@@ -21,14 +25,13 @@ export interface ChunkRecord {
   seen: number;
 }
 
-/** The record of a chunk text not seen before; its ops are computed on first use. */
-export function newChunk(slice: string): ChunkRecord {
-  const text = detachString(slice);
+/** The record of a chunk text not seen before (a slice of the configuration it is in); its ops are computed on first use. */
+export function newChunk(text: string): ChunkRecord {
   let lines = 0;
   for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lines++;
   if (text.length > 0 && text.charCodeAt(text.length - 1) !== 10) lines++;
   const newline = text.indexOf('\n');
-  const head = newline < 0 ? text : text.slice(0, newline);
+  const head = detachString(newline < 0 ? text : text.slice(0, newline));
   return { text, head, lines, structure: undefined, usage: undefined, usageKey: undefined, slot: -1, seen: 0 };
 }
 

@@ -14,6 +14,7 @@ import { auxiliaryPhase, checkAuxiliaryFiles, structurePhase, validateStructure 
 import { StructureParser } from '../structure/structure-parser.js';
 import { ChunkIndex, newChunk, type ChunkRecord } from './chunk-index.js';
 import { chunkAt, chunkEnd } from './chunking.js';
+import { detachedOps } from './detached-ops.js';
 import { GenerationCache } from './generation-cache.js';
 import { MapDeltas } from './map-deltas.js';
 
@@ -96,7 +97,8 @@ export class IncrementalValidator {
   /**
    * Lets go of the latest configuration's text and keeps its chunks, which the next call
    * compares with as before: for a caller whose output is no longer that text (the endpoint lane
-   * edited it), so that the validator does not keep a whole configuration only it still holds.
+   * edited it). The chunks' texts are slices of that configuration, so it stays in memory until
+   * the next call, as one string: no more than copies of the chunk texts would cost.
    */
   releaseText(): void {
     if (this.#layout !== null) this.#layout = { config: undefined, chunks: this.#layout.chunks };
@@ -113,8 +115,7 @@ export class IncrementalValidator {
         for (const { record, offset } of this.#layoutOf(config)) {
           let ops = record.structure;
           if (ops === undefined) {
-            // An exact-size copy: the parser's push-grown list keeps room for 17 ops, and a backend chunk records one.
-            ops = record.structure = this.#parser.parse(record.text).slice();
+            ops = record.structure = detachedOps(this.#parser.parse(record.text));
             this.#processed++;
           }
           state.apply(ops, offset);
@@ -172,7 +173,7 @@ export class IncrementalValidator {
         for (const { record } of this.#layoutOf(config)) {
           let ops = record.usage;
           if (ops === undefined || record.usageKey !== key) {
-            ops = record.usage = scanner.scan(record.text);
+            ops = record.usage = detachedOps(scanner.scan(record.text));
             record.usageKey = key;
             this.#processed++;
           }
@@ -219,9 +220,12 @@ export class IncrementalValidator {
       }
       if (record.slot >= 0) expected = record.slot + 1;
       record.seen = generation;
+      // The record's text now slices this configuration: an earlier one is no longer held for it.
+      const end = pos + record.text.length;
+      record.text = config.slice(pos, end);
       chunks.push({ record, offset });
       offset += record.lines;
-      pos += record.text.length;
+      pos = end;
     }
     for (const { record } of previous) {
       if (record.seen !== generation) index.remove(record);

@@ -1,0 +1,37 @@
+// Ops recorded from a chunk text, made independent of it. A chunk record's text is a slice of
+// the latest configuration (chunk-index.ts), and the strings a parser records (names, paths,
+// messages) are slices or ropes of the text it read: kept as they are, the ops of a chunk
+// unchanged for many renders would pin the configuration the chunk was first parsed from.
+import { detachString } from './chunk-index.js';
+
+/** V8 copies shorter slices anyway (SlicedString::kMinLength). */
+const SLICE_MIN = 13;
+
+/**
+ * A deep copy of freshly recorded ops (plain data: objects, arrays, strings and scalars) whose
+ * strings are copies of their own. Objects shared within the ops stay shared in the copy.
+ */
+export function detachedOps<T>(ops: readonly T[]): T[] {
+  const copies = new Map<object, unknown>();
+  return ops.map((op) => detached(op, copies) as T);
+}
+
+function detached(value: unknown, copies: Map<object, unknown>): unknown {
+  if (typeof value === 'string') return value.length < SLICE_MIN ? value : detachString(value);
+  if (typeof value !== 'object' || value === null) return value;
+  const known = copies.get(value);
+  if (known !== undefined) return known;
+  if (Array.isArray(value)) {
+    const list: unknown[] = [];
+    copies.set(value, list);
+    for (const item of value) list.push(detached(item, copies));
+    // An exact-size copy: a backend chunk records one op, and a push-grown list keeps room for 17.
+    const exact = list.slice();
+    copies.set(value, exact);
+    return exact;
+  }
+  const record: Record<string, unknown> = {};
+  copies.set(value, record);
+  for (const key of Object.keys(value)) record[key] = detached((value as Record<string, unknown>)[key], copies);
+  return record;
+}
