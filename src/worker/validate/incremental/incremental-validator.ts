@@ -12,7 +12,7 @@ import { CONFIG_FILE } from '../issue-sink.js';
 import { auxiliaryLongLines, bufsizeIn, lineIssues, longLines, withLineIssues, type LongLine, type PlacedLines } from '../line-limits.js';
 import { auxiliaryPhase, checkAuxiliaryFiles, structurePhase, validateStructure } from '../phases.js';
 import { StructureParser } from '../structure/structure-parser.js';
-import { ChunkIndex, newChunk, type ChunkRecord } from './chunk-index.js';
+import { ChunkIndex, detachString, newChunk, type ChunkRecord } from './chunk-index.js';
 import { chunkAt, chunkEnd } from './chunking.js';
 import { detachedOps } from './detached-ops.js';
 import { GenerationCache } from './generation-cache.js';
@@ -115,7 +115,8 @@ export class IncrementalValidator {
         for (const { record, offset } of this.#layoutOf(config)) {
           let ops = record.structure;
           if (ops === undefined) {
-            ops = record.structure = detachedOps(this.#parser.parse(record.text));
+            // A copy is parsed: the parser keeps its last section's names until the next parse, and they must not pin this configuration.
+            ops = record.structure = detachedOps(this.#parser.parse(detachString(record.text)));
             this.#processed++;
           }
           state.apply(ops, offset);
