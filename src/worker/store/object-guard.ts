@@ -30,14 +30,12 @@ export type GuardVerdict =
 
 const NO_REJECTIONS: readonly Rejection[] = Object.freeze([]);
 
-/** A verdict and the kind it was checked as ('' for the generic checks alone). */
-interface CachedVerdict {
-  readonly checkedAs: string;
-  readonly verdict: GuardVerdict;
-}
-
-/** Verdicts by policy, then by object (raw objects and their views alike). */
-let verdicts = new WeakMap<GuardPolicy, WeakMap<object, CachedVerdict>>();
+/**
+ * Verdicts by policy, then by the kind checked as ('' for the generic checks alone), then by
+ * object (raw objects and their views alike): the verdict itself is the value, with no record
+ * around it, one per stored object.
+ */
+let verdicts = new WeakMap<GuardPolicy, Map<string, WeakMap<object, GuardVerdict>>>();
 let verdictsGeneration = annotationChecksGeneration();
 /** The checked certificate and key of each accepted TLS Secret view. */
 const tlsMaterials = new WeakMap<object, TlsMaterial>();
@@ -52,8 +50,10 @@ export function guardObject(object: KubeObject, context: GuardContext = activeGu
   const store = storeOf(object);
   if (store === undefined) {
     // Not a stored object: one of the views handed out, or something that never entered a store.
-    const cached = cacheFor(context.policy).get(object);
-    if (cached !== undefined) return cached.verdict;
+    for (const cache of cachesFor(context.policy).values()) {
+      const cached = cache.get(object);
+      if (cached !== undefined) return cached;
+    }
     const kind = labelOf(undefined, object);
     const only = rejection(kind, object, { scope: 'object', reason: 'was not admitted by a store, so it was never checked' });
     return { ok: false, kind, reason: rejectionMessage(only), rejections: [only] };
@@ -66,13 +66,18 @@ export function guardObject(object: KubeObject, context: GuardContext = activeGu
  * store (if any) holds it. Cached likewise.
  */
 export function checkObjectAs(object: KubeObject, kind: string | undefined, context: GuardContext = activeGuardContext()): GuardVerdict {
-  const cache = cacheFor(context.policy);
+  const caches = cachesFor(context.policy);
   const checkedAs = kind ?? '';
+  let cache = caches.get(checkedAs);
+  if (cache === undefined) {
+    cache = new WeakMap();
+    caches.set(checkedAs, cache);
+  }
   const cached = cache.get(object);
-  if (cached !== undefined && cached.checkedAs === checkedAs) return cached.verdict;
+  if (cached !== undefined) return cached;
   const verdict = computeVerdict(object, kind, context.policy);
-  cache.set(object, { checkedAs, verdict });
-  if (verdict.ok && verdict.object !== object) cache.set(verdict.object, { checkedAs, verdict });
+  cache.set(object, verdict);
+  if (verdict.ok && verdict.object !== object) cache.set(verdict.object, verdict);
   return verdict;
 }
 
@@ -111,14 +116,14 @@ function labelOf(kind: string | undefined, object: KubeObject): string {
   return kind ?? (typeof object.kind === 'string' && object.kind !== '' ? object.kind : 'object');
 }
 
-function cacheFor(policy: GuardPolicy): WeakMap<object, CachedVerdict> {
+function cachesFor(policy: GuardPolicy): Map<string, WeakMap<object, GuardVerdict>> {
   if (verdictsGeneration !== annotationChecksGeneration()) {
     verdicts = new WeakMap();
     verdictsGeneration = annotationChecksGeneration();
   }
   let cache = verdicts.get(policy);
   if (cache === undefined) {
-    cache = new WeakMap();
+    cache = new Map();
     verdicts.set(policy, cache);
   }
   return cache;
