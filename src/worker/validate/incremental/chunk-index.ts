@@ -74,11 +74,16 @@ export class ChunkIndex {
 
 /**
  * A copy of `s` that does not keep alive the string it was sliced from. V8 represents a slice of
- * a long string as a view into it: a cached chunk text (and every name parsed from it) would
- * otherwise pin the whole configuration it was first seen in, for as long as the chunk stays
- * unchanged. Concatenation makes a rope, which slice() first flattens into a string of the
- * chunk's own size.
+ * a long string as a view into it: a cached name parsed from a chunk would otherwise pin the
+ * whole configuration it was first seen in, for as long as the chunk stays unchanged. A short
+ * string (a name, a head line) goes through a JSON round trip, which gives one sequential string
+ * of the same characters (lone surrogates included) with no header besides its own. A long one
+ * is concatenated then sliced: slice() flattens the rope into a string of its own size, and the
+ * slice's header is small beside it.
  */
 export function detachString(s: string): string {
-  return (' ' + s).slice(1);
+  return s.length <= SHORT_STRING ? (JSON.parse(JSON.stringify(s)) as string) : (' ' + s).slice(1);
 }
+
+/** detachString copies strings up to this length by a JSON round trip. */
+const SHORT_STRING = 256;
