@@ -19,10 +19,10 @@ import { listenerStatuses, type Attachment, type BoundListener, type ParentResul
 import { GatewayBackendList } from './gateway-backend-list.js';
 import { gatewayContext, generationOf, ingressClaims, type GatewayContext, type IngressClaims } from './gateway-context.js';
 import { hostCondition } from './gateway-hostnames.js';
-import type { LineCandidate } from './gateway-lines.js';
 import type { HostOwnership } from './gateway-ownership.js';
 import { attachEntry, backendsOf, claimHosts, linesOf, MAX_ROUTE_LINES, type RouteEntry } from './gateway-route-entries.js';
 import { FrontendRouteCache, RouteOrder } from './gateway-route-cache.js';
+import { ServedLines } from './gateway-served-lines.js';
 import { EMPTY_GATEWAY_MODEL, type GatewayCertificate, type GatewayFrontend, type GatewayModel, type GatewayTls, type GatewayOptions, type GatewayRedirect, type RouteStatus } from './gateway-model.js';
 import type { Backend, ModelOptions } from './model.js';
 import type { ModelSource } from './model-source.js';
@@ -77,6 +77,8 @@ export class GatewayModelBuilder {
   readonly #backendList = new GatewayBackendList();
   /** The server-less copies of a starved route's backends, kept while its backends live. */
   readonly #emptied = new WeakMap<object, readonly Backend[]>();
+  /** The lines each route served in the last build (what the route cache holds of it). */
+  readonly #served = new ServedLines();
   /** Marks the entries of the routes of the current build. */
   #stamp = 0;
 
@@ -176,6 +178,8 @@ export class GatewayModelBuilder {
     if (claims !== undefined) reads.log.push(...claims.log);
     if (claims === undefined) {
       this.#entries.clear();
+      this.#served.clear();
+      this.#frontends.clear();
       this.#dependents = new EntryDependents();
       return classStatus.length === 0 ? EMPTY_BUILD : { ...EMPTY_BUILD, model: { ...EMPTY_GATEWAY_MODEL, status: { ...EMPTY_GATEWAY_MODEL.status, gatewayClasses: classStatus } } };
     }
@@ -235,7 +239,8 @@ export class GatewayModelBuilder {
       this.#ownership = { context, base: claims.ownership, ownership };
     }
     const ownership = (this.#ownership as { ownership: HostOwnership }).ownership;
-    const candidates = new Map<string, LineCandidate[]>();
+    // What each bind gained and lost since the last build, from the routes whose served lines changed.
+    this.#served.begin();
     const served: (readonly Backend[])[] = [];
     const routeStatus: RouteStatus[] = [];
     for (const entry of attached) {
@@ -268,17 +273,14 @@ export class GatewayModelBuilder {
         for (const a of attachments) a.listener.attached--;
         for (const u of unserved) u.attached--;
       } else {
-        for (const [bind, candidate] of lines.own) {
-          const list = candidates.get(bind);
-          if (list === undefined) candidates.set(bind, [candidate]);
-          else list.push(candidate);
-        }
         if (attachments.length > 0 && backends.built.backends.length > 0) served.push(limits.starved.has(key) ? this.#starved(backends) : backends.built.backends);
       }
+      this.#served.serve(key, refused === undefined && lines.own.length > 0 ? lines : undefined);
       let status = entry.status;
       if (status === undefined || status.refused !== refused || status.from !== lines) status = entry.status = { refused, from: lines, status: statusOf(entry, refused) };
       routeStatus.push(status.status);
     }
+    this.#served.end();
     const redirects = new Map<string, GatewayRedirect>();
     const redirectName = (r: Omit<GatewayRedirect, 'name'>): string => {
       const id = `${r.code} ${r.location}`;
@@ -295,7 +297,7 @@ export class GatewayModelBuilder {
       const https = listeners[0]?.spec.protocol === 'HTTPS';
       for (const l of listeners) if (l.certificate !== undefined) certificates.set(l.certificate.name, l.certificate);
       return {
-        ...this.#frontends.routes(bind, `gateway-${i}-`, candidates.get(bind) ?? [], redirectName),
+        ...this.#frontends.routes(bind, `gateway-${i}-`, this.#served.change(bind), () => this.#served.all(bind, attached.map((e) => e.key)), redirectName),
         name: `gw_${i}`,
         bind,
         scheme: https ? ('https' as const) : ('http' as const),
