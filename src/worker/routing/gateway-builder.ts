@@ -248,7 +248,7 @@ export class GatewayModelBuilder {
       if (entry.owned?.ownership !== ownership) {
         const ownReads = new RecordedReads(source);
         const parents = entry.attached.map((parent) => keepOwnedHosts(parent, route, ownership, ownReads));
-        entry.owned = { ownership, parents, attachments: parents.flatMap((p) => p.attachments), log: ownReads.log };
+        entry.owned = { ownership, parents, attachments: parents.flatMap((p) => p.attachments), unserved: parents.flatMap((p) => p.unserved), log: ownReads.log };
       }
       if (entry.backends === undefined) {
         entry.backends = backendsOf(route, source, this.#model, options, slots);
@@ -261,7 +261,7 @@ export class GatewayModelBuilder {
       if (lines.log.length > 0) reads.log.push(...lines.log);
       const { attachments } = owned;
       for (const a of attachments) a.listener.attached++;
-      const unserved = owned.parents.flatMap((p) => p.unserved);
+      const { unserved } = owned;
       for (const u of unserved) u.attached++;
       let refused: string | undefined;
       if (lines.tooMany) refused = `over ${MAX_ROUTE_LINES} match lines`;

@@ -28,6 +28,8 @@ export class RouteOrder {
   #sorted: { routes: readonly KubeObject[]; keys: readonly string[] } = { routes: [], keys: [] };
   /** Index in the order and creation time, by `namespace/name`. */
   #at = new Map<string, { index: number; created: number }>();
+  /** Index in the order of the route objects met so far (an unchanged route is the same object). */
+  #index = new WeakMap<KubeObject, number>();
 
   /** `list` oldest first, then by namespace/name, and the `namespace/name` of each. */
   sorted(list: readonly KubeObject[]): { routes: readonly KubeObject[]; keys: readonly string[] } {
@@ -39,6 +41,7 @@ export class RouteOrder {
     keyed.sort((a, b) => a.created - b.created || a.key.localeCompare(b.key));
     this.#sorted = { routes: keyed.map((k) => k.route), keys: keyed.map((k) => k.key) };
     this.#at = new Map(keyed.map((k, index) => [k.key, { index, created: k.created }]));
+    this.#index = new WeakMap(keyed.map((k, index) => [k.route, index]));
     return this.#sorted;
   }
 
@@ -46,12 +49,18 @@ export class RouteOrder {
   #reordered(list: readonly KubeObject[]): KubeObject[] | undefined {
     const previous = this.#sorted.routes;
     const out = new Array<KubeObject | undefined>(list.length);
+    const index = this.#index;
     for (const route of list) {
-      const key = routeKey(route);
-      const at = this.#at.get(key);
-      if (at === undefined || out[at.index] !== undefined) return undefined;
-      if (previous[at.index] !== route && creationTime(route) !== at.created) return undefined;
-      out[at.index] = route;
+      // The object this order placed there: its key and creation time are the same.
+      let at = index.get(route);
+      if (at === undefined || previous[at] !== route) {
+        const known = this.#at.get(routeKey(route));
+        if (known === undefined || creationTime(route) !== known.created) return undefined;
+        at = known.index;
+        index.set(route, at);
+      }
+      if (out[at] !== undefined) return undefined;
+      out[at] = route;
     }
     return out as KubeObject[];
   }
