@@ -48,6 +48,8 @@ const EMPTY_BUILD: GatewayBuild = { model: EMPTY_GATEWAY_MODEL, backends: [], sl
 
 interface Run {
   readonly key: string;
+  /** The baseline's slot text it was built on. */
+  readonly slotText: string;
   /** The stores it read: generations count within one store, so other store objects (a new provider) start over. */
   readonly stores: readonly (IndexedStore | undefined)[];
   readonly build: GatewayBuild;
@@ -106,19 +108,19 @@ export class GatewayModelBuilder {
   #run(source: ModelSource, slotText: string, limits: RouteLimits): Run {
     const { services, endpointSlices, ingresses, ingressClasses } = this.#model.stores;
     const names = [...Object.values(this.#options.stores), services, endpointSlices, ingresses, ingressClasses];
-    const base = `${names.map((n) => `${n}:${source.store(n)?.generation ?? -1}`).join(',')}|${slotText}`;
+    const base = names.map((n) => `${n}:${source.store(n)?.generation ?? -1}`).join(',');
     const unlimited = limits.shed.size === 0 && limits.starved.size === 0;
     const key = unlimited ? base : `${base}|${limitsKey(limits)}`;
     const cached = unlimited ? this.#unlimited : this.#limited;
     const stores = names.map((n) => source.store(n));
-    if (cached?.key === key && stores.every((store, i) => store === cached.stores[i])) return cached;
+    if (cached?.key === key && cached.slotText === slotText && stores.every((store, i) => store === cached.stores[i])) return cached;
     const reads = new RecordedReads(source);
     const items: RouteBudgetItem[] = [];
     // A limited build follows the unlimited one of the same render, whose route backends it reuses.
     const build = this.#compute(reads, source, slotText, unlimited, limits, items);
     this.#ownSlots = build.slotText;
     const previous = this.#unlimited?.items;
-    const run: Run = { key, stores, build, log: reads.log, items: previous !== undefined && sameItems(previous, items) ? previous : items };
+    const run: Run = { key, slotText, stores, build, log: reads.log, items: previous !== undefined && sameItems(previous, items) ? previous : items };
     if (unlimited) this.#unlimited = run;
     else this.#limited = run;
     return run;
@@ -195,7 +197,11 @@ export class GatewayModelBuilder {
     // A few backends look their lines up; more parse the whole file once.
     let parsed: ReadonlyMap<string, readonly string[]> | undefined;
     let lookups = 0;
+    // The builder's own last slot text (only the backend list makes one that is not empty): each backend's line is known without a search.
+    const own = slotText !== '' && slotText === this.#ownSlots;
     const slots = (name: string): readonly string[] | undefined => {
+      const known = own ? this.#backendList.slotsOf(name) : null;
+      if (known !== null) return known;
       if (parsed === undefined && ++lookups <= MAX_SLOT_LOOKUPS) return backendSlots(slotText, name);
       return (parsed ??= parseSlotFile(slotText)).get(name);
     };
