@@ -7,7 +7,9 @@
 // stores it reads are unchanged, each route's parts (gateway-route-entries.ts) while what they
 // read is (EndpointSlice and Service changes reach the routes that read them through recorded
 // reads and entry dependents), and the orders and tables of the result are patched where they
-// changed (gateway-route-cache.ts, gateway-backend-list.ts). Every shortcut gives what a cold
+// changed: each bind gets the line candidates it gained and lost (gateway-served-lines.ts) and
+// patches its order and route tables (gateway-route-cache.ts), and the backend list its places
+// (gateway-backend-list.ts). Every shortcut gives what a cold
 // build gives, or is not taken. A route whose match lines would be over MAX_ROUTE_LINES is not
 // served, with a warning. Served routes are measured for the budgets they share with Ingresses
 // (route-budget.ts); a build with the budgets' limits leaves out the routes given up and serves
