@@ -10,6 +10,7 @@ import { MessageChannel, parentPort, threadId } from 'node:worker_threads';
 import { pino } from 'pino';
 import { exposeOn } from './channel/comlink-node.js';
 import { renderAndValidate } from './render/renderer.js';
+import { statusPatch } from './render/status-patch.js';
 import { changedLines } from './render/text-window.js';
 import { StoreReplica } from './store/store-replica.js';
 import { TemplateEngine } from './templates/template-engine.js';
@@ -86,6 +87,8 @@ const recentOutputs = new Map<string, RenderBaseline>();
 // per Ingress), but measured on a two-worker pool it made endpoint-only renders slower (at 10,000
 // Ingresses, a median of 15 ms against 9 ms), so the one before it stays.
 const RECENT_OUTPUTS = 2;
+/** The Gateway status report of each recent output, by render ID. */
+const recentStatus = new Map<string, RenderSuccess['gatewayStatus']>();
 
 export default function render(task: RenderTask): RenderTaskResult {
   const set = templateSets.get(task.templateSetHash);
@@ -117,10 +120,24 @@ export default function render(task: RenderTask): RenderTaskResult {
   const received = receivedRef === undefined ? undefined : recentOutputs.get(receivedRef);
   recentOutputs.set(task.renderId, { haproxyConfig: outcome.haproxyConfig, auxiliaryFiles: outcome.auxiliaryFiles });
   while (recentOutputs.size > RECENT_OUTPUTS) recentOutputs.delete(recentOutputs.keys().next().value as string);
+  const receivedStatus = receivedRef === undefined ? undefined : recentStatus.get(receivedRef);
+  recentStatus.set(task.renderId, outcome.gatewayStatus);
+  for (const id of recentStatus.keys()) if (!recentOutputs.has(id)) recentStatus.delete(id);
   const { edits, ...full } = outcome;
   // The endpoint lane edited the output the main thread holds: only the edits cross.
-  if (edits !== undefined && received !== undefined && receivedRef !== undefined && receivedRef === newest) return { ...asEdits(full, edits, receivedRef), threadId };
-  return received === undefined ? { ...full, threadId } : { ...withoutRepeats(full, received, receivedRef as string), threadId };
+  if (edits !== undefined && received !== undefined && receivedRef !== undefined && receivedRef === newest) return { ...withStatusPatch(asEdits(full, edits, receivedRef), receivedStatus), threadId };
+  return received === undefined ? { ...full, threadId } : { ...withStatusPatch(withoutRepeats(full, received, receivedRef as string), receivedStatus), threadId };
+}
+
+/** A result that reuses an output the main thread holds carries its Gateway status as a patch of that output's. */
+function withStatusPatch(result: RenderSuccess, before: RenderSuccess['gatewayStatus']): RenderSuccess {
+  const after = result.gatewayStatus;
+  if (result.reused === undefined || before === undefined || after === undefined) return result;
+  const patch = statusPatch(before, after);
+  if (patch === undefined) return result;
+  const rest: RenderSuccess = { ...result, reused: { ...result.reused, gatewayStatus: patch } };
+  delete (rest as { gatewayStatus?: unknown }).gatewayStatus;
+  return rest;
 }
 
 /** The result as edits of output `from`: edited files travel as their edits, the others not at all, nor the origin index. */

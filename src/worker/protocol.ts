@@ -1,6 +1,7 @@
 // Everything that crosses the thread boundary between the main thread and a render worker.
 import type { MessagePort } from 'node:worker_threads';
 import type { GatewayStatusReport } from './routing/gateway-model.js';
+import type { StatusPatch } from './render/status-patch.js';
 // Plain data only: structured clone strips prototypes, so results and errors are unions of
 // plain objects, and the main thread turns a failure into a PipelineError.
 
@@ -269,6 +270,8 @@ export interface ReusedFiles {
    * has none (the endpoint lane's).
    */
   readonly edits?: Readonly<Record<string, readonly TextEdit[]>>;
+  /** The Gateway status report (absent from the result) as a patch of output `from`'s (status-patch.ts). */
+  readonly gatewayStatus?: StatusPatch;
 }
 
 /** `remove` characters at `at` (in the text before) replaced by `text`; sorted, apart; whole sections in a config. */

@@ -5,7 +5,7 @@
 // met twice) sorts the whole set by name as a cold build does (a later backend of a name wins).
 // Slot lines are kept by position and made again only for the backends put in place.
 import type { Backend } from './model.js';
-import { slotLine } from './server-slots.js';
+import { backendSlots, slotLine } from './server-slots.js';
 
 /** Over this many replaced lists, the set is sorted whole. */
 const MAX_PATCHED = 64;
@@ -38,6 +38,18 @@ export class GatewayBackendList {
     this.#lists = lists;
     this.#slotText = this.#lines.join('');
     return { sorted: this.#sorted, slotText: this.#slotText };
+  }
+
+  /**
+   * The slots of backend `name` as backendSlots reads them from the slot text of the last call
+   * (undefined: it has no line there), from its own line; null when that cannot be told so (a
+   * name met twice).
+   */
+  slotsOf(name: string): readonly string[] | undefined | null {
+    const index = this.#index;
+    if (index === undefined) return null;
+    const at = index.get(name);
+    return at === undefined ? undefined : backendSlots(this.#lines[at] as string, name);
   }
 
   /** Puts the replaced lists' backends in place: false when nothing changed, undefined when it cannot. */

@@ -7,7 +7,9 @@
 // stores it reads are unchanged, each route's parts (gateway-route-entries.ts) while what they
 // read is (EndpointSlice and Service changes reach the routes that read them through recorded
 // reads and entry dependents), and the orders and tables of the result are patched where they
-// changed (gateway-route-cache.ts, gateway-backend-list.ts). Every shortcut gives what a cold
+// changed: each bind gets the line candidates it gained and lost (gateway-served-lines.ts) and
+// patches its order and route tables (gateway-route-cache.ts), and the backend list its places
+// (gateway-backend-list.ts). Every shortcut gives what a cold
 // build gives, or is not taken. A route whose match lines would be over MAX_ROUTE_LINES is not
 // served, with a warning. Served routes are measured for the budgets they share with Ingresses
 // (route-budget.ts); a build with the budgets' limits leaves out the routes given up and serves
@@ -19,10 +21,10 @@ import { listenerStatuses, type Attachment, type BoundListener, type ParentResul
 import { GatewayBackendList } from './gateway-backend-list.js';
 import { gatewayContext, generationOf, ingressClaims, type GatewayContext, type IngressClaims } from './gateway-context.js';
 import { hostCondition } from './gateway-hostnames.js';
-import type { LineCandidate } from './gateway-lines.js';
 import type { HostOwnership } from './gateway-ownership.js';
 import { attachEntry, backendsOf, claimHosts, linesOf, MAX_ROUTE_LINES, type RouteEntry } from './gateway-route-entries.js';
 import { FrontendRouteCache, RouteOrder } from './gateway-route-cache.js';
+import { ServedLines } from './gateway-served-lines.js';
 import { EMPTY_GATEWAY_MODEL, type GatewayCertificate, type GatewayFrontend, type GatewayModel, type GatewayTls, type GatewayOptions, type GatewayRedirect, type RouteStatus } from './gateway-model.js';
 import type { Backend, ModelOptions } from './model.js';
 import type { ModelSource } from './model-source.js';
@@ -48,6 +50,8 @@ const EMPTY_BUILD: GatewayBuild = { model: EMPTY_GATEWAY_MODEL, backends: [], sl
 
 interface Run {
   readonly key: string;
+  /** The baseline's slot text it was built on. */
+  readonly slotText: string;
   /** The stores it read: generations count within one store, so other store objects (a new provider) start over. */
   readonly stores: readonly (IndexedStore | undefined)[];
   readonly build: GatewayBuild;
@@ -77,6 +81,8 @@ export class GatewayModelBuilder {
   readonly #backendList = new GatewayBackendList();
   /** The server-less copies of a starved route's backends, kept while its backends live. */
   readonly #emptied = new WeakMap<object, readonly Backend[]>();
+  /** The lines each route served in the last build (what the route cache holds of it). */
+  readonly #served = new ServedLines();
   /** Marks the entries of the routes of the current build. */
   #stamp = 0;
 
@@ -104,19 +110,19 @@ export class GatewayModelBuilder {
   #run(source: ModelSource, slotText: string, limits: RouteLimits): Run {
     const { services, endpointSlices, ingresses, ingressClasses } = this.#model.stores;
     const names = [...Object.values(this.#options.stores), services, endpointSlices, ingresses, ingressClasses];
-    const base = `${names.map((n) => `${n}:${source.store(n)?.generation ?? -1}`).join(',')}|${slotText}`;
+    const base = names.map((n) => `${n}:${source.store(n)?.generation ?? -1}`).join(',');
     const unlimited = limits.shed.size === 0 && limits.starved.size === 0;
     const key = unlimited ? base : `${base}|${limitsKey(limits)}`;
     const cached = unlimited ? this.#unlimited : this.#limited;
     const stores = names.map((n) => source.store(n));
-    if (cached?.key === key && stores.every((store, i) => store === cached.stores[i])) return cached;
+    if (cached?.key === key && cached.slotText === slotText && stores.every((store, i) => store === cached.stores[i])) return cached;
     const reads = new RecordedReads(source);
     const items: RouteBudgetItem[] = [];
     // A limited build follows the unlimited one of the same render, whose route backends it reuses.
     const build = this.#compute(reads, source, slotText, unlimited, limits, items);
     this.#ownSlots = build.slotText;
     const previous = this.#unlimited?.items;
-    const run: Run = { key, stores, build, log: reads.log, items: previous !== undefined && sameItems(previous, items) ? previous : items };
+    const run: Run = { key, slotText, stores, build, log: reads.log, items: previous !== undefined && sameItems(previous, items) ? previous : items };
     if (unlimited) this.#unlimited = run;
     else this.#limited = run;
     return run;
@@ -176,6 +182,8 @@ export class GatewayModelBuilder {
     if (claims !== undefined) reads.log.push(...claims.log);
     if (claims === undefined) {
       this.#entries.clear();
+      this.#served.clear();
+      this.#frontends.clear();
       this.#dependents = new EntryDependents();
       return classStatus.length === 0 ? EMPTY_BUILD : { ...EMPTY_BUILD, model: { ...EMPTY_GATEWAY_MODEL, status: { ...EMPTY_GATEWAY_MODEL.status, gatewayClasses: classStatus } } };
     }
@@ -191,7 +199,11 @@ export class GatewayModelBuilder {
     // A few backends look their lines up; more parse the whole file once.
     let parsed: ReadonlyMap<string, readonly string[]> | undefined;
     let lookups = 0;
+    // The builder's own last slot text (only the backend list makes one that is not empty): each backend's line is known without a search.
+    const own = slotText !== '' && slotText === this.#ownSlots;
     const slots = (name: string): readonly string[] | undefined => {
+      const known = own ? this.#backendList.slotsOf(name) : null;
+      if (known !== null) return known;
       if (parsed === undefined && ++lookups <= MAX_SLOT_LOOKUPS) return backendSlots(slotText, name);
       return (parsed ??= parseSlotFile(slotText)).get(name);
     };
@@ -235,7 +247,8 @@ export class GatewayModelBuilder {
       this.#ownership = { context, base: claims.ownership, ownership };
     }
     const ownership = (this.#ownership as { ownership: HostOwnership }).ownership;
-    const candidates = new Map<string, LineCandidate[]>();
+    // What each bind gained and lost since the last build, from the routes whose served lines changed.
+    this.#served.begin();
     const served: (readonly Backend[])[] = [];
     const routeStatus: RouteStatus[] = [];
     for (const entry of attached) {
@@ -243,7 +256,7 @@ export class GatewayModelBuilder {
       if (entry.owned?.ownership !== ownership) {
         const ownReads = new RecordedReads(source);
         const parents = entry.attached.map((parent) => keepOwnedHosts(parent, route, ownership, ownReads));
-        entry.owned = { ownership, parents, attachments: parents.flatMap((p) => p.attachments), log: ownReads.log };
+        entry.owned = { ownership, parents, attachments: parents.flatMap((p) => p.attachments), unserved: parents.flatMap((p) => p.unserved), log: ownReads.log };
       }
       if (entry.backends === undefined) {
         entry.backends = backendsOf(route, source, this.#model, options, slots);
@@ -256,7 +269,7 @@ export class GatewayModelBuilder {
       if (lines.log.length > 0) reads.log.push(...lines.log);
       const { attachments } = owned;
       for (const a of attachments) a.listener.attached++;
-      const unserved = owned.parents.flatMap((p) => p.unserved);
+      const { unserved } = owned;
       for (const u of unserved) u.attached++;
       let refused: string | undefined;
       if (lines.tooMany) refused = `over ${MAX_ROUTE_LINES} match lines`;
@@ -268,17 +281,14 @@ export class GatewayModelBuilder {
         for (const a of attachments) a.listener.attached--;
         for (const u of unserved) u.attached--;
       } else {
-        for (const [bind, candidate] of lines.own) {
-          const list = candidates.get(bind);
-          if (list === undefined) candidates.set(bind, [candidate]);
-          else list.push(candidate);
-        }
         if (attachments.length > 0 && backends.built.backends.length > 0) served.push(limits.starved.has(key) ? this.#starved(backends) : backends.built.backends);
       }
+      this.#served.serve(key, refused === undefined && lines.own.length > 0 ? lines : undefined);
       let status = entry.status;
       if (status === undefined || status.refused !== refused || status.from !== lines) status = entry.status = { refused, from: lines, status: statusOf(entry, refused) };
       routeStatus.push(status.status);
     }
+    this.#served.end();
     const redirects = new Map<string, GatewayRedirect>();
     const redirectName = (r: Omit<GatewayRedirect, 'name'>): string => {
       const id = `${r.code} ${r.location}`;
@@ -295,7 +305,7 @@ export class GatewayModelBuilder {
       const https = listeners[0]?.spec.protocol === 'HTTPS';
       for (const l of listeners) if (l.certificate !== undefined) certificates.set(l.certificate.name, l.certificate);
       return {
-        ...this.#frontends.routes(bind, `gateway-${i}-`, candidates.get(bind) ?? [], redirectName),
+        ...this.#frontends.routes(bind, `gateway-${i}-`, this.#served.change(bind), () => this.#served.all(bind, attached.map((e) => e.key)), redirectName),
         name: `gw_${i}`,
         bind,
         scheme: https ? ('https' as const) : ('http' as const),

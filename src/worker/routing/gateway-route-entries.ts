@@ -15,7 +15,7 @@ import type { KubeObject } from '../protocol.js';
 import { describe } from '../store/object-guard.js';
 import type { Claimant } from './claimant.js';
 import { creationTime } from './claimant.js';
-import { attachRoute, type Attachment, type ParentResult } from './gateway-attachment.js';
+import { attachRoute, type Attachment, type ParentResult, type UnservedListener } from './gateway-attachment.js';
 import { routeBackends, type MatchSpec, type RouteBackends, type RuleSpec } from './gateway-backends.js';
 import type { GatewayContext } from './gateway-context.js';
 import type { LineCandidate } from './gateway-lines.js';
@@ -39,7 +39,7 @@ export interface RouteEntry {
   readonly attachLog: readonly LogEntry[];
   /** Its claims (claimant and hostnames), as one string: the same string, the same claims. */
   readonly claims: string;
-  owned?: { readonly ownership: HostOwnership; readonly parents: readonly ParentResult[]; readonly attachments: readonly Attachment[]; readonly log: readonly LogEntry[] } | undefined;
+  owned?: { readonly ownership: HostOwnership; readonly parents: readonly ParentResult[]; readonly attachments: readonly Attachment[]; readonly unserved: readonly UnservedListener[]; readonly log: readonly LogEntry[] } | undefined;
   backends?: { readonly built: RouteBackends; readonly log: readonly LogEntry[]; readonly deps: readonly string[] } | undefined;
   lines?: RouteLines | undefined;
   /** Its status, for whether it was refused (and why), from its lines. */

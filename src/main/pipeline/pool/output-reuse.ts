@@ -3,12 +3,14 @@
 // thread received from it (only the newest output of all is held here), since copying a 4 MiB config
 // back costs the main thread milliseconds; the files are put back here before anyone sees it.
 import type { AuxiliaryFiles, OriginIndex, RenderBaseline, RenderSuccess, ReusedFiles } from '../../../worker/protocol.js';
+import type { GatewayStatusReport } from '../../../worker/routing/gateway-model.js';
+import { applyStatusPatch } from '../../../worker/render/status-patch.js';
 import { applyEdits } from '../../../worker/render/text-window.js';
 import { PipelineError } from '../../core/errors.js';
 
 interface ReceivedOutput {
   readonly renderId: string;
-  readonly output: { readonly haproxyConfig: string; readonly auxiliaryFiles: AuxiliaryFiles; readonly origins?: OriginIndex | undefined };
+  readonly output: { readonly haproxyConfig: string; readonly auxiliaryFiles: AuxiliaryFiles; readonly origins?: OriginIndex | undefined; readonly gatewayStatus?: GatewayStatusReport | undefined };
 }
 
 export class OutputReuse {
@@ -51,7 +53,7 @@ export class OutputReuse {
     // as the next baseline): holding one per worker would keep a whole older output alive.
     this.#received.clear();
     if (full.threadId !== undefined) {
-      this.#received.set(full.threadId, { renderId, output: { haproxyConfig: full.haproxyConfig, auxiliaryFiles: full.auxiliaryFiles, origins: full.origins } });
+      this.#received.set(full.threadId, { renderId, output: { haproxyConfig: full.haproxyConfig, auxiliaryFiles: full.auxiliaryFiles, origins: full.origins, gatewayStatus: full.gatewayStatus } });
     }
     return full;
   }
@@ -98,8 +100,13 @@ export class OutputReuse {
         }
       }
     }
+    // The Gateway status travels as a patch of the held output's (status-patch.ts).
+    const statusPatch = reused.gatewayStatus;
+    const gatewayStatus = statusPatch === undefined ? result.gatewayStatus : held.output.gatewayStatus === undefined ? undefined : applyStatusPatch(held.output.gatewayStatus, statusPatch);
+    if (statusPatch !== undefined && gatewayStatus === undefined) throw new PipelineError('render', `worker ${String(result.threadId)} sent a Gateway status patch that does not apply to output ${reused.from}`, undefined, 'WORKER_FAILED');
     const restored: RenderSuccess & { reused?: ReusedFiles } = {
       ...result,
+      ...(gatewayStatus === undefined ? {} : { gatewayStatus }),
       haproxyConfig,
       auxiliaryFiles: aux,
       // The endpoint lane's edits leave the origin index out (it is output `from`'s); other results carry their own.
