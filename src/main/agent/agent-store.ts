@@ -1,5 +1,5 @@
 // AgentStore: what an agent keeps in its `--dir` across restarts: the highest (epoch, sequence) it
-// accepted (FenceFile, saved before each answer, so a restarted agent still fences a deposed
+// accepted (FenceFile, saved before HAProxy takes an apply, so a restarted agent still fences a deposed
 // leader), the checksum of the last render whose files are all written, and the digest of every
 // file as the leader sent it. The render's files themselves are the output directory's (written
 // by OutputDirectory, as the agent's HAProxy loads them); the state naming a render is saved only
@@ -61,9 +61,9 @@ export class AgentStore {
     return { fence, render: await this.#readRender(parsed.checksum, parsed.digests as Record<string, unknown>) };
   }
 
-  /** Records the fence; resolves once a restarted agent would read it (see fence-file.ts). */
-  saveFence(fence: Fence): Promise<void> {
-    return this.#fence.save(fence);
+  /** Records the fence: once it returns, a restarted agent reads it (see fence-file.ts). Throws on I/O errors. */
+  saveFence(fence: Fence): void {
+    this.#fence.save(fence);
   }
 
   /** Records the render whose files are all in place (undefined: none known). */

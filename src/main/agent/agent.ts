@@ -5,8 +5,9 @@
 // operations through its admin socket, files written through OutputDirectory. The last applied
 // render stays in `<dir>` (AgentStore), so a restarted agent serves it again at once.
 // Applies run one at a time, in arrival order; the fence is checked when an apply's turn comes.
-// An apply without a reload is answered once HAProxy runs it (its runtime operations) and its
-// fence is saved (FenceFile): its files, then the state naming it, are written behind the answer
+// An accepted apply's fence is saved first (FenceFile), before HAProxy takes anything. An apply
+// without a reload is answered once HAProxy runs it (its runtime operations): its files, then the
+// state naming it, are written behind the answer
 // through the Deployer's FileSync, with the same ordering rules (one write at a time, the newest
 // waiting one wins). A reload first waits for those writes, so HAProxy never loads a half-written
 // render; a restarted agent serves the last render whose files were all written.
@@ -158,13 +159,10 @@ export class Agent {
     return reload ? this.#applyWithReload(request, fence, previous, candidate) : this.#applyBehind(request, fence, previous, candidate, filesChanged);
   }
 
-  /** Runtime operations (if any) and the fence, then the answer; the files and the state follow (see the header). */
+  /** The fence, then runtime operations (if any), then the answer; the files and the state follow (see the header). */
   async #applyBehind(request: ApplyRequest, fence: Fence, previous: HeldRender | undefined, candidate: HeldRender, filesChanged: boolean): Promise<ApplyOutcome> {
-    // The fence is saved while HAProxy takes the operations: both are done before the answer.
-    const durable = this.#store.saveFence(fence).then(
-      () => undefined,
-      (error: unknown) => messageOf(error),
-    );
+    const unsaved = this.#saveFence(fence);
+    if (unsaved !== undefined) return unsaved;
     let applied = 0;
     if (request.runtimeOps.length > 0) {
       try {
@@ -174,7 +172,6 @@ export class Agent {
         // Some operations may have gone through: what HAProxy runs is unknown until a reload.
         this.#served = undefined;
         this.#fence = fence;
-        await durable;
         await this.#files.settled();
         await this.#store.save(undefined);
         return this.#fail(502, 'runtime_failed', messageOf(error));
@@ -188,8 +185,6 @@ export class Agent {
       this.#held.set(render, candidate);
       this.#files.queue(render);
     }
-    const unsaved = await durable;
-    if (unsaved !== undefined) return this.#fail(500, 'state_not_saved', `HAProxy runs the change, but its fence was not saved: ${unsaved}`);
     this.#logger.info({ epoch: request.epoch, sequence: request.sequence, checksum: candidate.checksum, reload: false, applied }, 'applied');
     return { status: 200, answer: { ok: true, applied, reloaded: false, state: this.state() } };
   }
@@ -203,7 +198,8 @@ export class Agent {
     }
     // Files written behind earlier answers go first: a later write never lands before an earlier one.
     await this.#files.settled();
-    await this.#store.saveFence(fence);
+    const unsaved = this.#saveFence(fence);
+    if (unsaved !== undefined) return unsaved;
     const render = deployable(candidate);
     await this.#target.writeFiles(render);
     const result = await this.#target.reload();
@@ -219,6 +215,17 @@ export class Agent {
     await this.#store.save(candidate);
     this.#logger.info({ epoch: request.epoch, sequence: request.sequence, checksum: candidate.checksum, reload: true }, 'applied');
     return { status: 200, answer: { ok: true, applied: 0, reloaded: true, state: this.state() } };
+  }
+
+  /** Saves the fence before anything of the apply is done; the answer when that failed (nothing changed). */
+  #saveFence(fence: Fence): ApplyOutcome | undefined {
+    try {
+      this.#store.saveFence(fence);
+      return undefined;
+    } catch (error) {
+      this.#logger.error({ err: error }, 'saving the fence failed; the apply is refused');
+      return this.#fail(500, 'state_not_saved', `the fence could not be saved, nothing was applied: ${messageOf(error)}`);
+    }
   }
 
   /** FileSync's writer: a render's files, then the state naming it (a restart finds it only once all its files are in place). */

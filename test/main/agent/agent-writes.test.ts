@@ -1,9 +1,9 @@
 // The agent's writes behind its answers, against a real HAProxy on 127.0.0.6: an apply without a
-// reload is answered once HAProxy runs it and its fence is saved, while its files and the state
+// reload is answered once its fence is saved and HAProxy runs it, while its files and the state
 // naming it are still being written; a reload waits for those writes; and an agent stopped with a
 // write still pending comes back on the last render fully written, still refusing the
 // (epoch, sequence) it acknowledged.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -149,6 +149,20 @@ describe.skipIf(SKIP_HAPROXY)('the agent writes files and state behind its answe
     expect(output.asked.slice(asked - 1).map((text) => text.includes('X-Render c4'))).toEqual([false, true]);
     expect(await served()).toEqual({ name: 'one', render: 'c4' });
     expect(await onDisk(dir)).toContain('X-Render c4');
+  });
+
+  it('refuses an apply whose fence cannot be saved, and HAProxy keeps what it ran', async () => {
+    const before = agent.state();
+    // A directory where the fence file goes: the rename over it fails.
+    const blocker = join(dir, '.haptic-agent-fence.json');
+    await rename(blocker, `${blocker}.kept`);
+    await mkdir(blocker);
+    const answer = await apply(agent, { checksum: 'cx', baseChecksum: 'c4', config: config(two.port), ...moveTo(two.port) });
+    await rmdir(blocker);
+    await rename(`${blocker}.kept`, blocker);
+    expect(answer).toEqual({ status: 500, checksum: 'c4' });
+    expect(agent.state()).toEqual(before);
+    expect(await served()).toEqual({ name: 'one', render: 'c4' });
   });
 
   it('comes back, after it stopped with a write pending, on the last render fully written and still fencing what it acknowledged', async () => {
