@@ -20,7 +20,7 @@ import { haproxyRenderChecker, type RenderChecker } from '../gate/render-checker
 import { haproxyVersion } from '../haproxy/haproxy-check.js';
 import { HaproxyProcess } from '../haproxy/haproxy-process.js';
 import { LocalHaproxyTarget } from '../haproxy/local-haproxy-target.js';
-import { OutputDirectory, outputPathsIn } from '../output/output-directory.js';
+import { OutputDirectory, outputPathsIn, type WriteHint } from '../output/output-directory.js';
 import { FILE_KINDS, recordPath, type AgentState, type ApplyAnswer, type ApplyErrorCode, type ApplyRequest, type FileKind } from './agent-protocol.js';
 import { AgentStore, sha256, type HeldRender } from './agent-store.js';
 import { above, NO_FENCE, type Fence } from './fence-file.js';
@@ -64,9 +64,9 @@ export class Agent {
   #served: HeldRender | undefined;
   #version: string | null = null;
   #queue: Promise<unknown> = Promise.resolve();
-  /** Files and state written behind the answers; `#held` maps each queued render to what it saves. */
+  /** Files and state written behind the answers; `#held` maps each queued render to what it saves and what changed. */
   readonly #files: FileSync;
-  readonly #held = new WeakMap<DeployableRender, HeldRender>();
+  readonly #held = new WeakMap<DeployableRender, { readonly render: HeldRender; readonly hint: WriteHint }>();
 
   constructor(options: AgentOptions) {
     this.dir = options.dir;
@@ -182,7 +182,7 @@ export class Agent {
     this.#fence = fence;
     if (filesChanged || candidate.checksum !== previous?.checksum) {
       const render = deployable(candidate);
-      this.#held.set(render, candidate);
+      this.#held.set(render, { render: candidate, hint: writeHintOf(request, previous) });
       this.#files.queue(render);
     }
     this.#logger.info({ epoch: request.epoch, sequence: request.sequence, checksum: candidate.checksum, reload: false, applied }, 'applied');
@@ -231,8 +231,8 @@ export class Agent {
   /** FileSync's writer: a render's files, then the state naming it (a restart finds it only once all its files are in place). */
   async #writeHeld(render: DeployableRender): Promise<void> {
     const held = this.#held.get(render);
-    await this.#target.writeFiles(render);
-    if (held !== undefined) await this.#store.save(held);
+    await this.#target.writeFiles(render, 'serving', held?.hint);
+    if (held !== undefined) await this.#store.save(held.render);
   }
 
   #rewriteFor(request: ApplyRequest): RenderRewrite {
@@ -286,6 +286,19 @@ export class Agent {
   #fail(status: number, error: ApplyErrorCode, message: string): ApplyOutcome {
     return { status, answer: { ok: false, error, message, state: this.state() } };
   }
+}
+
+/**
+ * The files `request` changed, relative to `previous`: the output directory then writes those and
+ * leaves the rest unhashed. It ignores the hint unless `previous` is the last render it wrote (a
+ * render FileSync skipped breaks the chain: everything is compared again).
+ */
+function writeHintOf(request: ApplyRequest, previous: HeldRender | undefined): WriteHint {
+  if (request.full || previous === undefined) return { id: request.checksum };
+  const files: string[] = request.config !== undefined || request.configPatch !== undefined ? ['config'] : [];
+  for (const kind of FILE_KINDS) for (const name of Object.keys(request.files[kind])) files.push(`${kind}/${name}`);
+  for (const kind of ['maps', 'files'] as const) for (const name of Object.keys(request.filePatches[kind])) files.push(`${kind}/${name}`);
+  return { id: request.checksum, changed: { from: previous.checksum, files } };
 }
 
 function auxiliary(render: HeldRender): DeployableRender['auxiliaryFiles'] {
