@@ -48,7 +48,7 @@ export class AgentStore {
 
   /** The stored state; a missing or damaged state file is a fresh agent. */
   async load(): Promise<StoredAgent> {
-    const stored = await this.#fence.load();
+    const stored = this.#fence.load();
     let parsed: { epoch?: unknown; sequence?: unknown; checksum?: unknown; digests?: unknown };
     try {
       parsed = JSON.parse(await readFile(join(this.#dir, STATE_FILE), 'utf8')) as typeof parsed;
@@ -64,6 +64,11 @@ export class AgentStore {
   /** Records the fence: once it returns, a restarted agent reads it (see fence-file.ts). Throws on I/O errors. */
   saveFence(fence: Fence): void {
     this.#fence.save(fence);
+  }
+
+  /** Closes the fence file (the agent stops). */
+  close(): void {
+    this.#fence.close();
   }
 
   /** Records the render whose files are all in place (undefined: none known). */

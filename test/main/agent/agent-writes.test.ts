@@ -3,12 +3,12 @@
 // naming it are still being written; a reload waits for those writes; and an agent stopped with a
 // write still pending comes back on the last render fully written, still refusing the
 // (epoch, sequence) it acknowledged.
-import { mkdir, mkdtemp, readFile, rename, rm, rmdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../../src/main/agent/agent.js';
-import { parseApplyRequest } from '../../../src/main/agent/agent-protocol.js';
+import { parseApplyRequest, type ApplyRequest } from '../../../src/main/agent/agent-protocol.js';
 import { AgentStore } from '../../../src/main/agent/agent-store.js';
 import { silentLogger } from '../../../src/main/core/logger.js';
 import { haproxyRenderChecker, type RenderChecker } from '../../../src/main/gate/render-checker.js';
@@ -71,10 +71,14 @@ function config(port: number, header = 'none'): string {
   ].join('\n');
 }
 
-async function apply(agent: Agent, body: Record<string, unknown>): Promise<{ status: number; checksum: string | null }> {
-  const parsed = parseApplyRequest({ epoch: 3, sequence: ++sequence, paths: leader, runtimeOps: [], reload: false, ...body });
+function parseRequest(body: Record<string, unknown>): ApplyRequest {
+  const parsed = parseApplyRequest({ runtimeOps: [], reload: false, ...body });
   if (!parsed.ok) throw new Error(parsed.message);
-  const outcome = await agent.apply(parsed.request);
+  return parsed.request;
+}
+
+async function apply(agent: Agent, body: Record<string, unknown>): Promise<{ status: number; checksum: string | null }> {
+  const outcome = await agent.apply(parseRequest({ epoch: 3, sequence: ++sequence, paths: leader, ...body }));
   return { status: outcome.status, checksum: outcome.answer.state.checksum };
 }
 
@@ -151,17 +155,15 @@ describe.skipIf(SKIP_HAPROXY)('the agent writes files and state behind its answe
     expect(await onDisk(dir)).toContain('X-Render c4');
   });
 
-  it('refuses an apply whose fence cannot be saved, and HAProxy keeps what it ran', async () => {
-    const before = agent.state();
-    // A directory where the fence file goes: the rename over it fails.
-    const blocker = join(dir, '.haptic-agent-fence.json');
-    await rename(blocker, `${blocker}.kept`);
-    await mkdir(blocker);
-    const answer = await apply(agent, { checksum: 'cx', baseChecksum: 'c4', config: config(two.port), ...moveTo(two.port) });
-    await rmdir(blocker);
-    await rename(`${blocker}.kept`, blocker);
-    expect(answer).toEqual({ status: 500, checksum: 'c4' });
-    expect(agent.state()).toEqual(before);
+  it('refuses an apply whose fence cannot be saved, and applies nothing of it', async () => {
+    const other = join(root, 'unsaved');
+    // A directory where the fence file goes: it cannot be opened for writing.
+    await mkdir(join(other, '.haptic-agent-fence'), { recursive: true });
+    const blocked = new Agent({ dir: other, bindAddress: ADDRESS, logger: silentLogger(), checker });
+    await blocked.start();
+    const answer = await blocked.apply(parseRequest({ epoch: 3, sequence: 1, paths: leader, checksum: 'b1', baseChecksum: null, full: true, config: config(two.port), reload: true }));
+    expect(answer).toMatchObject({ status: 500, answer: { ok: false, error: 'state_not_saved', state: { checksum: null, sequence: 0, haproxy: { running: false } } } });
+    expect(blocked.haproxy.state).toBe('stopped');
     expect(await served()).toEqual({ name: 'one', render: 'c4' });
   });
 
