@@ -4,7 +4,6 @@
 // (401). An apply body is capped (413 past `maxBodyBytes`, counted as it arrives, whatever
 // Content-Length says), must be JSON (400) and must pass parseApplyRequest (400); the rest is the
 // Agent's answer (200, 409 fenced, 412 full sync required, 422 refused by `haproxy -c`, 502).
-import { tr } from '../core/trace-tmp.js';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -71,7 +70,6 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
 }
 
 async function handle(request: IncomingMessage, response: ServerResponse, options: AgentServerOptions, maxBody: number): Promise<void> {
-  tr(`server.handle ${request.url}`);
   const path = (request.url ?? '/').split('?')[0];
   const method = request.method ?? 'GET';
   if (path === '/healthz' || path === '/readyz') {
@@ -96,7 +94,6 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
     response.setHeader('connection', 'close');
     return json(response, 413, { ok: false, error: 'too_large', message: `the body is larger than ${maxBody} bytes` });
   }
-  tr(`server.body ${body.length}`);
   let decoded: unknown;
   try {
     decoded = JSON.parse(body.toString('utf8'));
@@ -109,9 +106,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
     options.onApply?.(400);
     return json(response, 400, { ok: false, error: 'invalid', message: parsed.message, state: options.agent.state() });
   }
-  tr('server.parsed');
   const outcome = await options.agent.apply(parsed.request);
-  tr('server.applied');
   options.onApply?.(outcome.status);
   return json(response, outcome.status, outcome.answer);
 }

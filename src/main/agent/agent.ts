@@ -26,7 +26,6 @@ import { AgentStore, sha256, type HeldRender } from './agent-store.js';
 import { above, NO_FENCE, type Fence } from './fence-file.js';
 import { renderRewrite, type RenderRewrite } from './render-rewrite.js';
 import { messageOf } from '../core/errors.js';
-import { tr } from '../core/trace-tmp.js';
 
 export interface AgentOptions {
   /** Holds the render (haproxy.cfg, maps/, files/, certs/), `run/` with the sockets, and the agent's state. */
@@ -163,17 +162,13 @@ export class Agent {
 
   /** The fence, then runtime operations (if any), then the answer; the files and the state follow (see the header). */
   async #applyBehind(request: ApplyRequest, fence: Fence, previous: HeldRender | undefined, candidate: HeldRender, filesChanged: boolean): Promise<ApplyOutcome> {
-    tr('agent.fence.start');
     const unsaved = this.#saveFence(fence);
-    tr('agent.fence.saved');
     if (unsaved !== undefined) return unsaved;
     let applied = 0;
     if (request.runtimeOps.length > 0) {
       try {
         const rewrite = this.#rewriteFor(request);
-        tr('agent.runtime.start');
         applied = (await this.#target.applyRuntime(request.runtimeOps.map((op) => rewrite.op(op)))).applied;
-        tr('agent.runtime.done');
       } catch (error) {
         // Some operations may have gone through: what HAProxy runs is unknown until a reload.
         this.#served = undefined;

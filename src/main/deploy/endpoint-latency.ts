@@ -3,7 +3,6 @@
 // a render of store version V reports the time since the earliest record at or below V.
 // Subscribes (in watch, leader-only, lossy: a missed update only costs a sample): resource.index.updated
 // Publishes: nothing (calls `onApplied`)
-import { tr } from '../core/trace-tmp.js';
 import type { EventBus } from '../bus/event-bus.js';
 import type { Clock } from '../core/clock.js';
 import type { ControllerEvent } from '../events/events.js';
@@ -66,7 +65,6 @@ export class EndpointLatency {
         return;
       }
     }
-    tr('latency.seen');
     this.#records.push({ version, at });
   }
 
@@ -87,7 +85,7 @@ export class EndpointLatency {
   /** A render of `storeVersion` was applied now: reports the seconds since the earliest change it includes, if any is new. */
   applied(storeVersion: number): void {
     const seconds = this.#since(storeVersion, this.#clock.now());
-    if (seconds !== undefined) { tr(`latency ${seconds*1000}`); this.#onApplied(seconds); }
+    if (seconds !== undefined) this.#onApplied(seconds);
   }
 
   #since(storeVersion: number, now: number): number | undefined {

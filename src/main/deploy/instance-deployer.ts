@@ -3,7 +3,6 @@
 // renders and verdicts, and publishes what they report; an instance knows nothing of the bus or
 // of the others, so a slow or failing one delays no one. With `retry`, a failed deployment is
 // tried again after a capped, jittered backoff while no newer render replaces it.
-import { tr } from '../core/trace-tmp.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import type { EventFields, EventOf } from '../events/events.js';
@@ -177,7 +176,6 @@ export class InstanceDeployer {
   }
 
   #onRendered(event: EventOf<'template.rendered'>): void {
-    tr('instance.rendered');
     const render: DeployableRender = { renderId: event.renderId, checksum: event.checksum, haproxyConfig: event.haproxyConfig, auxiliaryFiles: event.auxiliaryFiles, ...(event.patch === undefined ? {} : { patch: event.patch }) };
     if (this.#live === undefined && this.#targetChecksum === event.checksum) {
       // The target already runs exactly this: adopt it instead of reloading.
@@ -251,9 +249,7 @@ export class InstanceDeployer {
     const live = this.#live;
     if (!job.force && live?.checksum === job.render.checksum) return { type: 'run', paced: false, run: () => this.#skip(job) };
     if (!job.force && live !== undefined && !job.runtimeDone) {
-      tr('plan.diff.start');
       const diff = this.#diffs.of(live, job.render);
-      tr('plan.diff.end');
       if (!diff.structural) return { type: 'run', paced: false, run: () => this.#applyRuntime(job, diff.runtimeOps, false) };
       if (diff.runtimeOps.length > 0) return { type: 'run', paced: false, run: () => this.#applyRuntime(job, diff.runtimeOps, true, diff) };
       this.#logger.debug({ renderId: job.render.renderId, reasons: diff.reasons }, 'reload needed');
@@ -287,9 +283,7 @@ export class InstanceDeployer {
     const running = this.#live as DeployableRender;
     let applied: number;
     try {
-      tr('runtime.call');
       applied = ops.length === 0 ? 0 : (await this.target.applyRuntime(ops)).applied;
-      tr('runtime.done');
     } catch (error) {
       // Some operations may have gone through: the runtime state is unknown until a reload.
       this.#live = undefined;
@@ -306,10 +300,8 @@ export class InstanceDeployer {
     }
     this.#live = job.render;
     // Runtime changes do not survive a reload: the files must say the same, written behind the change.
-    tr('files.queue');
     this.#files.queue(job.render, (error) => this.#publish(job, 'runtime', 'failure', 0, applied, `files not written: ${error}`));
     this.#publish(job, 'runtime', 'success', this.#clock.monotonic() - started, applied);
-    tr('published');
     this.#markDeployed(job);
     this.#revertIfRefused(job.render.renderId, job.cause, false);
     return undefined;

@@ -2,7 +2,6 @@
 // runs under the fleet's shared ConcurrencyLimit and its own timeout, and resolves with the status
 // and the decoded JSON answer; no answer at all (refused, reset, timed out, not JSON) rejects with
 // AgentUnreachableError, which is how a target tells an unreachable instance from a refusal.
-import { tr } from '../core/trace-tmp.js';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
@@ -58,9 +57,7 @@ export class AgentClient {
 
   /** @param kind what the request is for (`state`, `runtime`, `files`, `reload`): metrics only. */
   send(method: 'GET' | 'POST', path: string, kind: string, body?: unknown): Promise<AgentAnswer> {
-    tr(`client.send ${kind}`);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    tr(`client.stringified ${kind} ${payload?.length ?? 0}`);
     return this.#options.limit.run(async () => {
       const started = performance.now();
       try {
@@ -87,9 +84,7 @@ export class AgentClient {
           if (size > maxAnswer) request.destroy(new Error(`the answer is larger than ${maxAnswer} bytes`));
           else chunks.push(chunk);
         });
-        tr('client.response.headers');
         response.on('end', () => {
-          tr('client.response.end');
           clearTimeout(deadline);
           try {
             const decoded: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));

@@ -7,7 +7,6 @@
 // only the agent's answers: the state in each answer replaces what it knew. Exchanges run one at a
 // time, in call order (the Deployer writes files behind a runtime change without waiting): each
 // takes its (epoch, sequence) when its turn comes, so the agent never sees a later apply first.
-import { tr } from '../core/trace-tmp.js';
 import type { Logger } from 'pino';
 import { VIEW_PREFIX } from '../deploy/runtime-view.js';
 import type { RenderPatch } from '../../worker/protocol.js';
@@ -148,13 +147,11 @@ export class AgentTarget implements DeployTarget {
       runtimeOps: change.ops ?? [],
       reload: change.reload,
     };
-    tr(`target.post ${change.kind}`);
     if (render !== undefined) {
       const digests = full || known.checksum === null ? undefined : known.files;
       const base = this.#sent?.checksum === known.checksum ? this.#sent : undefined;
       Object.assign(body, digests !== undefined && base !== undefined && isPatchOf(render, base) ? await this.#patchFiles(render, base, digests) : await this.#files(render, digests, base));
     }
-    tr(`target.body ${change.kind}`);
     const answer = await this.#send('POST', '/v1/apply', change.kind, body);
     this.#known = stateOf(answer) ?? this.#known;
     if (answer.status === 200 && render !== undefined) this.#sent = render;
