@@ -1,9 +1,11 @@
 // The three agents of bench:fleet. By default each is `haptic-reconciler agent` in a process of
-// its own, as deployed (one beside each HAProxy, never in the leader's process); with
+// its own, as deployed (one beside each HAProxy, never in the leader's process), its output (and
+// its HAProxy's) in `<root>/<address>.log`, not through the leader's pipes; with
 // `inProcess`, Agents and their servers run in the benchmark's own process, sharing the leader's
 // event loop (each agent's work then delays the leader and the other agents).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { closeSync, openSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
@@ -50,12 +52,15 @@ async function childAgents(root: string, addresses: readonly string[], token: st
     for (const address of addresses) {
       const dir = join(root, address);
       await mkdir(dir, { recursive: true });
+      const log = join(root, `${address}.log`);
+      const output = openSync(log, 'w');
       const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'agent', '--dir', dir, '--listen', `${address}:0`, '--token-file', tokenFile, '--bind-address', address], {
-        stdio: ['ignore', 'pipe', 'pipe'],
+        stdio: ['ignore', output, output],
         env: { ...process.env, LOG_LEVEL: 'info' },
       });
+      closeSync(output);
       children.push(child);
-      endpoints.push(endpointOf(await listening(child, address)));
+      endpoints.push(endpointOf(await listening(child, log, address)));
     }
     return { endpoints, stop: () => stopAll(children) };
   } catch (error) {
@@ -64,32 +69,20 @@ async function childAgents(root: string, addresses: readonly string[], token: st
   }
 }
 
-/** The address the agent logged it serves on (`agent serving`); its output keeps being read (and dropped) after. */
-function listening(child: ChildProcess, address: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let tail = '';
-    let found = false;
-    const timer = setTimeout(() => reject(new Error(`agent on ${address} not serving within 60 s:\n${tail}`)), 60_000);
-    const read = (chunk: Buffer): void => {
-      if (found) return;
-      tail = (tail + chunk.toString()).slice(-8192);
-      for (const line of tail.split('\n')) {
-        if (!line.includes('"agent serving"')) continue;
-        const listen = (JSON.parse(line) as { listen?: unknown }).listen;
-        if (typeof listen !== 'string') continue;
-        found = true;
-        clearTimeout(timer);
-        resolve(listen);
-        return;
-      }
-    };
-    child.stdout?.on('data', read);
-    child.stderr?.on('data', read);
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      if (!found) reject(new Error(`agent on ${address} exited (${String(code ?? signal)}) before serving:\n${tail}`));
-    });
-  });
+/** The address the agent logged it serves on (`agent serving`), read from its log file. */
+async function listening(child: ChildProcess, log: string, address: string): Promise<string> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const text = await readFile(log, 'utf8');
+    for (const line of text.split('\n')) {
+      if (!line.includes('"agent serving"')) continue;
+      const listen = (JSON.parse(line) as { listen?: unknown }).listen;
+      if (typeof listen === 'string') return listen;
+    }
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`agent on ${address} exited (${String(child.exitCode ?? child.signalCode)}) before serving:\n${text.slice(-4096)}`);
+    if (Date.now() > deadline) throw new Error(`agent on ${address} not serving within 60 s:\n${text.slice(-4096)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 async function stopAll(children: readonly ChildProcess[]): Promise<void> {

@@ -1,7 +1,7 @@
 // AgentStore: what an agent keeps in its `--dir` across restarts: the highest (epoch, sequence) it
-// accepted (FenceFile, saved before HAProxy takes an apply, so a restarted agent still fences a deposed
-// leader), the checksum of the last render whose files are all written, and the digest of every
-// file as the leader sent it. The render's files themselves are the output directory's (written
+// accepted (FenceFile, saved before HAProxy takes an apply, so a restarted agent still fences a
+// deposed leader), the checksum of the last render whose files are all written, and the digest of
+// every file as the leader sent it. The render's files themselves are the output directory's (written
 // by OutputDirectory, as the agent's HAProxy loads them); the state naming a render is saved only
 // after its files are in place, so `load` finds the last render fully written. `load` reads its
 // files back, and any file missing or unreadable makes the render unknown (a full sync).

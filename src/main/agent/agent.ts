@@ -7,10 +7,10 @@
 // Applies run one at a time, in arrival order; the fence is checked when an apply's turn comes.
 // An accepted apply's fence is saved first (FenceFile), before HAProxy takes anything. An apply
 // without a reload is answered once HAProxy runs it (its runtime operations): its files, then the
-// state naming it, are written behind the answer
-// through the Deployer's FileSync, with the same ordering rules (one write at a time, the newest
-// waiting one wins). A reload first waits for those writes, so HAProxy never loads a half-written
-// render; a restarted agent serves the last render whose files were all written.
+// state naming it, are written behind the answer through the Deployer's FileSync, with the same
+// ordering rules (one write at a time, the newest waiting one wins). A reload first waits for
+// those writes, so HAProxy never loads a half-written render; a restarted agent serves the last
+// render whose files were all written.
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../core/clock.js';
 import { defaultLogger } from '../core/logger.js';
