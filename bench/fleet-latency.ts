@@ -29,7 +29,8 @@ const command = benchCommand('bench:fleet', "an EndpointSlice change until the l
   .option('--in-process', 'run the 3 agents in this process, sharing the leader\'s event loop, instead of one process each (as deployed)')
   .option('--samples <n>', 'endpoint changes per size and mode', (text) => sizeArgument(text, undefined)[0] as number, 15)
   .parse();
-const N = (command.processedArgs[0] as number[] | undefined) ?? [1_000, 10_000];
+const sizes = command.processedArgs[0] as number[] | undefined;
+const N = sizes === undefined || sizes.length === 0 ? [1_000, 10_000] : sizes;
 const { inProcess = false, samples: SAMPLES } = command.opts<{ inProcess?: boolean; samples: number }>();
 const AGENTS = inProcess ? 'in-process' : 'processes';
 
