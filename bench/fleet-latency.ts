@@ -1,15 +1,13 @@
 // Fleet latency (`npm run bench:fleet [N ...]`): an EndpointSlice change until the LAST of three
-// agents (in this process, each with its own HAProxy on 127.0.0.2, .3, .4, over HTTP on loopback)
-// has applied it through its Runtime API, side by side with the single local HAProxy of
+// agents (each `haptic-reconciler agent` in its own process, as deployed, or with --in-process in
+// this one; each with its own HAProxy on 127.0.0.2, .3, .4, over HTTP on loopback) has applied it
+// through its Runtime API, side by side with the single local HAProxy of
 // `run --haproxy`, in the same run and through the same Deployer; plus the request bytes sent per
 // instance for one endpoint change (runtime operation, then the changed files as a config patch).
 // Health checks are off (a Service annotation), as in bench:latency. Writes bench/results/fleet-latency.json.
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent } from '../src/main/agent/agent.js';
-import { startAgentServer, type AgentServer } from '../src/main/agent/agent-server.js';
-import { BearerAuth } from '../src/main/agent/bearer-auth.js';
 import { defaultLogger, silentLogger } from '../src/main/core/logger.js';
 import { Engine } from '../src/main/engine.js';
 import { fleetTargets } from '../src/main/fleet/fleet-targets.js';
@@ -21,15 +19,20 @@ import { SyntheticCluster } from '../src/main/sources/synthetic/synthetic-cluste
 import { loadOutputTemplateSet } from '../src/main/template-set/output-template-set.js';
 import { deployWithLatency } from './applied-latency.js';
 import { benchCommand, sizeArgument } from './bench-command.js';
+import { startBenchAgents, type BenchAgents } from './fleet-agents.js';
 import { environment, median, printTable, sig, type Row } from './lib.js';
 
-const SAMPLES = 9;
 const TOKEN = 'bench-token';
 const ADDRESSES = ['127.0.0.2', '127.0.0.3', '127.0.0.4'];
 const command = benchCommand('bench:fleet', "an EndpointSlice change until the last of 3 agents applied it, side by side with one local HAProxy; writes bench/results/fleet-latency.json")
   .argument('[sizes...]', 'cluster sizes in Ingresses (default 1000 10000)', sizeArgument)
+  .option('--in-process', 'run the 3 agents in this process, sharing the leader\'s event loop, instead of one process each (as deployed)')
+  .option('--samples <n>', 'endpoint changes per size and mode', (text) => sizeArgument(text, undefined)[0] as number, 15)
   .parse();
-const N = (command.processedArgs[0] as number[] | undefined) ?? [1_000, 10_000];
+const sizes = command.processedArgs[0] as number[] | undefined;
+const N = sizes === undefined || sizes.length === 0 ? [1_000, 10_000] : sizes;
+const { inProcess = false, samples: SAMPLES } = command.opts<{ inProcess?: boolean; samples: number }>();
+const AGENTS = inProcess ? 'in-process' : 'processes';
 
 async function measure(n: number, mode: 'local' | 'fleet'): Promise<Row> {
   const root = await mkdtemp(join(tmpdir(), 'haptic-fleet-bench-'));
@@ -45,8 +48,7 @@ async function measure(n: number, mode: 'local' | 'fleet'): Promise<Row> {
   for (const service of [...engine.stores.store('services').list()]) {
     engine.stores.store('services').upsert({ ...service, metadata: { ...service.metadata, annotations: { 'haproxy.org/check': 'false' } } });
   }
-  const agents: Agent[] = [];
-  const servers: AgentServer[] = [];
+  let agents: BenchAgents | undefined;
   let bytes = 0;
   let local: LocalHaproxyTarget | undefined;
   let targets;
@@ -54,14 +56,8 @@ async function measure(n: number, mode: 'local' | 'fleet'): Promise<Row> {
     local = new LocalHaproxyTarget({ output: new OutputDirectory(out), haproxy: HaproxyProcess.forOutputDirectory(out, { logger, stdout: 'ignore', startTimeoutMs: 300_000 }), logger });
     targets = { target: local };
   } else {
-    for (const address of ADDRESSES) {
-      const agent = new Agent({ dir: join(root, address), bindAddress: address, logger });
-      await agent.start();
-      agents.push(agent);
-      servers.push(await startAgentServer({ listen: `${address}:0`, agent, auth: new BearerAuth(TOKEN, logger), logger }));
-    }
-    const endpoints = servers.map((server) => ({ host: server.address.split(':')[0] as string, port: Number(server.address.split(':')[1]) }));
-    targets = { targets: fleetTargets({ agents: endpoints, token: TOKEN, timeoutMs: 300_000 }, { out, epoch: () => 0, clock: engine.clock, logger, onRequest: (_kind, _s, sent) => (bytes += sent) }), retry: {} };
+    agents = await startBenchAgents(root, ADDRESSES, TOKEN, logger, inProcess);
+    targets = { targets: fleetTargets({ agents: agents.endpoints, token: TOKEN, timeoutMs: 300_000 }, { out, epoch: () => 0, clock: engine.clock, logger, onRequest: (_kind, _s, sent) => (bytes += sent) }), retry: {} };
   }
   const { deployer, applied, nextApplied } = deployWithLatency(engine, out, logger, targets);
   const stop = new AbortController();
@@ -96,14 +92,14 @@ async function measure(n: number, mode: 'local' | 'fleet'): Promise<Row> {
       firstDeployS: sig(firstDeployMs / 1000),
       changeToAppliedP50Ms: sig(median(sorted)),
       changeToAppliedMaxMs: sig(sorted.at(-1) ?? 0),
-      ...(mode === 'fleet' ? { bytesPerInstanceP50: Math.round(median([...perChange].sort((a, b) => a - b))) } : {}),
+      ...(mode === 'fleet' ? { agents: AGENTS, bytesPerInstanceP50: Math.round(median([...perChange].sort((a, b) => a - b))) } : {}),
       samples: sorted.length,
     };
   } finally {
     stop.abort();
     await running;
     await engine.close();
-    await Promise.all([local?.stop(), ...servers.map((s) => s.close()), ...agents.map((a) => a.stop())]);
+    await Promise.all([local?.stop(), agents?.stop()]);
     await rm(root, { recursive: true, force: true });
   }
 }
@@ -116,8 +112,8 @@ for (const n of N) {
     rows.push(row);
   }
 }
-printTable(`endpoint change -> applied (local HAProxy, and the last of 3 agents; median and max of ${SAMPLES} changes, one at a time)`, rows);
+printTable(`endpoint change -> applied (local HAProxy, and the last of 3 agents, ${inProcess ? 'in this process' : 'one process each'}; median and max of ${SAMPLES} changes, one at a time)`, rows);
 const results = new URL('./results/', import.meta.url);
 await mkdir(results, { recursive: true });
-await writeFile(new URL('fleet-latency.json', results), `${JSON.stringify({ suite: 'fleet-latency', rows, environment: environment() }, null, 2)}\n`);
+await writeFile(new URL('fleet-latency.json', results), `${JSON.stringify({ suite: 'fleet-latency', agents: AGENTS, samples: SAMPLES, rows, environment: environment() }, null, 2)}\n`);
 console.error('wrote bench/results/fleet-latency.json');

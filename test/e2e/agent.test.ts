@@ -3,7 +3,8 @@
 // HAProxy on the bind address with the leader's paths moved under --dir; a runtime operation moves
 // traffic with no reload; a replayed (epoch, sequence) gets 409, a config `haproxy -c` refuses
 // 422, a partial apply on the wrong base 412, bad bodies 400/413, no token 401, each changing
-// nothing; a SIGKILLed agent restarted on its --dir serves the kept render at once.
+// nothing; a SIGKILLed agent restarted on its --dir serves the kept render at once, and still
+// refuses the (epoch, sequence) it acknowledged last.
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -112,7 +113,7 @@ describe.skipIf(SKIP_HAPROXY)('haptic-reconciler agent', () => {
     expect(written).toContain(`stats socket ${join(dir, 'run')}/admin.sock`);
   });
 
-  it('applies a runtime operation through the admin socket without a reload, and writes the files too', async () => {
+  it('applies a runtime operation through the admin socket without a reload, and writes the files behind its answer', async () => {
     const before = await proc();
     const answer = await apply({ checksum: 'c2', baseChecksum: 'c1', config: config(two.port), runtimeOps: [{ type: 'server-addr', backend: 'be_shop', server: 's1', address: '127.0.0.1', port: two.port }] });
     expect(answer).toMatchObject({ status: 200, body: { ok: true, applied: 1, reloaded: false } });
@@ -120,7 +121,7 @@ describe.skipIf(SKIP_HAPROXY)('haptic-reconciler agent', () => {
     const after = await proc();
     expect(after.master.reloads).toBe(before.master.reloads);
     expect(after.workers.map((w) => w.pid)).toEqual(before.workers.map((w) => w.pid));
-    expect(await readFile(join(dir, 'haproxy.cfg'), 'utf8')).toContain(`server s1 127.0.0.1:${two.port}`);
+    await eventually(async () => (await readFile(join(dir, 'haproxy.cfg'), 'utf8')).includes(`server s1 127.0.0.1:${two.port}`), 'the files of the runtime change written', 10_000);
   });
 
   it('applies a config patch to the config it holds, and answers 412 to one that does not match it', async () => {
@@ -181,10 +182,13 @@ describe.skipIf(SKIP_HAPROXY)('haptic-reconciler agent', () => {
     expect(text).toMatch(/^haptic_agent_ready 1$/m);
   });
 
-  it('serves its kept render at once after a SIGKILL and a restart on the same --dir', async () => {
+  it('serves its kept render at once after a SIGKILL right after an answer, and still fences what it acknowledged', async () => {
     const { master: m } = await proc();
-    const kept = await state();
+    // A runtime-only apply, killed as soon as it is answered: its fence was saved before the answer.
+    const last = await apply({ checksum: 'c2', baseChecksum: 'c2', runtimeOps: [{ type: 'server-addr', backend: 'be_shop', server: 's1', address: '127.0.0.1', port: two.port }] });
     await agent.stop('SIGKILL');
+    expect(last.status).toBe(200);
+    const kept = { sequence: sequence };
     // The pod's HAProxy dies with the pod; here it outlives the agent, so end it the same way.
     process.kill(m.pid, 'SIGKILL');
     await eventually(async () => (await served()) === undefined, 'the old HAProxy gone', 10_000);

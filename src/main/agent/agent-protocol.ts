@@ -63,7 +63,7 @@ export interface AgentState {
 }
 
 /** Error answers carry one of these; `full_sync_required` (412) asks the leader to send everything. */
-export type ApplyErrorCode = 'fenced' | 'full_sync_required' | 'refused' | 'invalid' | 'runtime_failed' | 'reload_failed' | 'unauthorized' | 'too_large';
+export type ApplyErrorCode = 'fenced' | 'full_sync_required' | 'refused' | 'invalid' | 'runtime_failed' | 'reload_failed' | 'state_not_saved' | 'unauthorized' | 'too_large';
 
 export interface ApplyAnswer {
   readonly ok: boolean;

@@ -53,6 +53,9 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
   };
   const server: Server = options.tls === undefined ? createHttpServer(handler) : createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler);
   server.requestTimeout = 120_000;
+  // The leader keeps its connection between applies and closes it after 30 s idle (agent-client.ts): longer here, so it is never closed under a request.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(listen.port, listen.host, () => resolve());

@@ -1,12 +1,15 @@
 // AgentStore: what an agent keeps in its `--dir` across restarts: the highest (epoch, sequence) it
-// accepted (so a restarted agent still fences a deposed leader), the checksum of the render it
-// serves, and the digest of every file as the leader sent it. The render's files themselves are
-// the output directory's (written by OutputDirectory, as the agent's HAProxy loads them); `load`
-// reads them back, and any file missing or unreadable makes the render unknown (a full sync).
+// accepted (FenceFile, saved before HAProxy takes an apply, so a restarted agent still fences a
+// deposed leader), the checksum of the last render whose files are all written, and the digest of
+// every file as the leader sent it. The render's files themselves are the output directory's (written
+// by OutputDirectory, as the agent's HAProxy loads them); the state naming a render is saved only
+// after its files are in place, so `load` finds the last render fully written. `load` reads its
+// files back, and any file missing or unreadable makes the render unknown (a full sync).
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FILE_KINDS, recordPath, type FileKind } from './agent-protocol.js';
+import { FenceFile, highest, safeCount, type Fence } from './fence-file.js';
 
 /** A render as the agent holds it: texts as written under its `--dir`, digests of the leader's texts. */
 export interface HeldRender {
@@ -17,11 +20,6 @@ export interface HeldRender {
   readonly files: Readonly<Record<FileKind, Readonly<Record<string, string>>>>;
   /** `recordPath` → sha256 of the leader's text. */
   readonly digests: Readonly<Record<string, string>>;
-}
-
-export interface Fence {
-  readonly epoch: number;
-  readonly sequence: number;
 }
 
 export interface StoredAgent {
@@ -37,41 +35,50 @@ export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** True when (epoch, sequence) is above `fence`: the only applies an agent takes. */
-export function above(next: Fence, fence: Fence): boolean {
-  return next.epoch > fence.epoch || (next.epoch === fence.epoch && next.sequence > fence.sequence);
-}
-
 export class AgentStore {
   readonly #dir: string;
+  readonly #fence: FenceFile;
   /** Digest of the source config on disk: it is rewritten only when it changed. */
   #sourceDigest: string | undefined;
 
   constructor(dir: string) {
     this.#dir = dir;
+    this.#fence = new FenceFile(dir);
   }
 
   /** The stored state; a missing or damaged state file is a fresh agent. */
   async load(): Promise<StoredAgent> {
+    const stored = this.#fence.load();
     let parsed: { epoch?: unknown; sequence?: unknown; checksum?: unknown; digests?: unknown };
     try {
       parsed = JSON.parse(await readFile(join(this.#dir, STATE_FILE), 'utf8')) as typeof parsed;
     } catch {
-      return { fence: { epoch: 0, sequence: 0 }, render: undefined };
+      return { fence: stored, render: undefined };
     }
-    const fence = { epoch: safeCount(parsed.epoch), sequence: safeCount(parsed.sequence) };
+    // A state file from before the fence file had its own fence: the higher one holds.
+    const fence = highest(stored, { epoch: safeCount(parsed.epoch), sequence: safeCount(parsed.sequence) });
     if (typeof parsed.checksum !== 'string' || typeof parsed.digests !== 'object' || parsed.digests === null) return { fence, render: undefined };
     return { fence, render: await this.#readRender(parsed.checksum, parsed.digests as Record<string, unknown>) };
   }
 
-  /** Records the fence and the served render (after its files are in place). */
-  async save(fence: Fence, render: HeldRender | undefined): Promise<void> {
+  /** Records the fence: once it returns, a restarted agent reads it (see fence-file.ts). Throws on I/O errors. */
+  saveFence(fence: Fence): void {
+    this.#fence.save(fence);
+  }
+
+  /** Closes the fence file (the agent stops). */
+  close(): void {
+    this.#fence.close();
+  }
+
+  /** Records the render whose files are all in place (undefined: none known). */
+  async save(render: HeldRender | undefined): Promise<void> {
     const sourceDigest = render?.digests['haproxy.cfg'];
     if (render !== undefined && sourceDigest !== this.#sourceDigest) {
       await this.#replace(SOURCE_FILE, render.source);
       this.#sourceDigest = sourceDigest;
     }
-    const state = { epoch: fence.epoch, sequence: fence.sequence, checksum: render?.checksum ?? null, digests: render?.digests ?? {} };
+    const state = { checksum: render?.checksum ?? null, digests: render?.digests ?? {} };
     await this.#replace(STATE_FILE, `${JSON.stringify(state)}\n`);
   }
 
@@ -104,8 +111,4 @@ export class AgentStore {
       return undefined;
     }
   }
-}
-
-function safeCount(value: unknown): number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : 0;
 }

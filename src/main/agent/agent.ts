@@ -5,17 +5,25 @@
 // operations through its admin socket, files written through OutputDirectory. The last applied
 // render stays in `<dir>` (AgentStore), so a restarted agent serves it again at once.
 // Applies run one at a time, in arrival order; the fence is checked when an apply's turn comes.
+// An accepted apply's fence is saved first (FenceFile), before HAProxy takes anything. An apply
+// without a reload is answered once HAProxy runs it (its runtime operations): its files, then the
+// state naming it, are written behind the answer through the Deployer's FileSync, with the same
+// ordering rules (one write at a time, the newest waiting one wins). A reload first waits for
+// those writes, so HAProxy never loads a half-written render; a restarted agent serves the last
+// render whose files were all written.
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../core/clock.js';
 import { defaultLogger } from '../core/logger.js';
 import type { DeployableRender } from '../deploy/deploy-target.js';
+import { FileSync } from '../deploy/file-sync.js';
 import { haproxyRenderChecker, type RenderChecker } from '../gate/render-checker.js';
 import { haproxyVersion } from '../haproxy/haproxy-check.js';
 import { HaproxyProcess } from '../haproxy/haproxy-process.js';
 import { LocalHaproxyTarget } from '../haproxy/local-haproxy-target.js';
-import { OutputDirectory, outputPathsIn } from '../output/output-directory.js';
+import { OutputDirectory, outputPathsIn, type WriteHint } from '../output/output-directory.js';
 import { FILE_KINDS, recordPath, type AgentState, type ApplyAnswer, type ApplyErrorCode, type ApplyRequest, type FileKind } from './agent-protocol.js';
-import { AgentStore, above, sha256, type Fence, type HeldRender } from './agent-store.js';
+import { AgentStore, sha256, type HeldRender } from './agent-store.js';
+import { above, NO_FENCE, type Fence } from './fence-file.js';
 import { renderRewrite, type RenderRewrite } from './render-rewrite.js';
 import { messageOf } from '../core/errors.js';
 
@@ -30,6 +38,8 @@ export interface AgentOptions {
   readonly checker?: RenderChecker;
   readonly clock?: Clock;
   readonly logger?: Logger;
+  /** Writes the render's files. @default an OutputDirectory on `dir` */
+  readonly output?: OutputDirectory;
   /** Called once per HAProxy restart attempt. */
   readonly onHaproxyRestart?: () => void;
 }
@@ -49,11 +59,14 @@ export class Agent {
   readonly #bindAddress: string | undefined;
   readonly #logger: Logger;
   readonly #binary: string | undefined;
-  #fence: Fence = { epoch: 0, sequence: 0 };
+  #fence: Fence = NO_FENCE;
   /** What the agent's HAProxy serves (its files are in `dir`); undefined before the first apply. */
   #served: HeldRender | undefined;
   #version: string | null = null;
   #queue: Promise<unknown> = Promise.resolve();
+  /** Files and state written behind the answers; `#held` maps each queued render to what it saves and what changed. */
+  readonly #files: FileSync;
+  readonly #held = new WeakMap<DeployableRender, { readonly render: HeldRender; readonly hint: WriteHint }>();
 
   constructor(options: AgentOptions) {
     this.dir = options.dir;
@@ -66,10 +79,11 @@ export class Agent {
       ...(options.binary === undefined ? {} : { binary: options.binary }),
       onRestart: () => options.onHaproxyRestart?.(),
     });
-    this.#target = new LocalHaproxyTarget({ output: new OutputDirectory(options.dir), haproxy: this.haproxy, logger: this.#logger });
+    this.#target = new LocalHaproxyTarget({ output: options.output ?? new OutputDirectory(options.dir), haproxy: this.haproxy, logger: this.#logger });
     this.#store = new AgentStore(options.dir);
     this.#checker = options.checker ?? haproxyRenderChecker({ directories: outputPathsIn(options.dir), ...(options.binary === undefined ? {} : { binary: options.binary }) });
     this.#bindAddress = options.bindAddress;
+    this.#files = new FileSync({ target: { writeFiles: (render) => this.#writeHeld(render) }, logger: this.#logger });
   }
 
   /** True while its HAProxy runs a config the leader gave it. */
@@ -116,8 +130,15 @@ export class Agent {
     });
   }
 
+  /** Resolves when every file and state write behind an answer so far has ended. */
+  written(): Promise<void> {
+    return this.#files.settled();
+  }
+
   async stop(): Promise<void> {
     await this.#queue;
+    await this.#files.settled();
+    this.#store.close();
     await this.#target.stop();
   }
 
@@ -135,17 +156,16 @@ export class Agent {
     // A stopped HAProxy (its first config, or a start that failed) is started on the files: a reload.
     const reload = request.reload || this.haproxy.state === 'stopped';
     const filesChanged = previous === undefined || request.full || request.config !== undefined || request.configPatch !== undefined || Object.keys(request.filePatches.maps).length + Object.keys(request.filePatches.files).length > 0 || FILE_KINDS.some((k) => Object.keys(request.files[k]).length > 0);
-    if (reload) {
-      const verdict = await this.#checker({ renderId: request.checksum, haproxyConfig: candidate.config, auxiliaryFiles: auxiliary(candidate) }, AbortSignal.timeout(60_000));
-      if (!verdict.ok) {
-        this.#logger.warn({ checksum: request.checksum, refused: verdict.refused }, 'config refused by haproxy -c; the previous one keeps serving');
-        return this.#fail(verdict.refused ? 422 : 503, 'refused', verdict.message);
-      }
-    }
-    // Accepted: the fence moves with the outcome below, so a state read never pairs the new fence with the old render.
     const fence = { epoch: request.epoch, sequence: request.sequence };
+    return reload ? this.#applyWithReload(request, fence, previous, candidate) : this.#applyBehind(request, fence, previous, candidate, filesChanged);
+  }
+
+  /** The fence, then runtime operations (if any), then the answer; the files and the state follow (see the header). */
+  async #applyBehind(request: ApplyRequest, fence: Fence, previous: HeldRender | undefined, candidate: HeldRender, filesChanged: boolean): Promise<ApplyOutcome> {
+    const unsaved = this.#saveFence(fence);
+    if (unsaved !== undefined) return unsaved;
     let applied = 0;
-    if (!reload && request.runtimeOps.length > 0) {
+    if (request.runtimeOps.length > 0) {
       try {
         const rewrite = this.#rewriteFor(request);
         applied = (await this.#target.applyRuntime(request.runtimeOps.map((op) => rewrite.op(op)))).applied;
@@ -153,25 +173,67 @@ export class Agent {
         // Some operations may have gone through: what HAProxy runs is unknown until a reload.
         this.#served = undefined;
         this.#fence = fence;
-        await this.#store.save(fence, undefined);
+        await this.#files.settled();
+        await this.#store.save(undefined);
         return this.#fail(502, 'runtime_failed', messageOf(error));
       }
     }
-    if (filesChanged) await this.#target.writeFiles(deployable(candidate));
-    if (reload) {
-      const result = await this.#target.reload();
-      if (!result.ok) {
-        if (previous !== undefined) await this.#target.writeFiles(deployable(previous)).catch((error: unknown) => this.#logger.error({ err: error }, 'restoring the files of the running config failed'));
-        this.#fence = fence;
-        await this.#store.save(fence, previous);
-        return this.#fail(502, 'reload_failed', result.detail);
-      }
-    }
+    // Accepted: the fence moves with the render, so a state read never pairs the new fence with the old render.
     this.#served = candidate;
     this.#fence = fence;
-    await this.#store.save(fence, candidate);
-    this.#logger.info({ epoch: request.epoch, sequence: request.sequence, checksum: candidate.checksum, reload, applied }, 'applied');
-    return { status: 200, answer: { ok: true, applied, reloaded: reload, state: this.state() } };
+    if (filesChanged || candidate.checksum !== previous?.checksum) {
+      const render = deployable(candidate);
+      this.#held.set(render, { render: candidate, hint: writeHintOf(request, previous) });
+      this.#files.queue(render);
+    }
+    this.#logger.info({ epoch: request.epoch, sequence: request.sequence, checksum: candidate.checksum, reload: false, applied }, 'applied');
+    return { status: 200, answer: { ok: true, applied, reloaded: false, state: this.state() } };
+  }
+
+  /** `haproxy -c`, the fence, the files, the reload, the state: all before the answer. */
+  async #applyWithReload(request: ApplyRequest, fence: Fence, previous: HeldRender | undefined, candidate: HeldRender): Promise<ApplyOutcome> {
+    const verdict = await this.#checker({ renderId: request.checksum, haproxyConfig: candidate.config, auxiliaryFiles: auxiliary(candidate) }, AbortSignal.timeout(60_000));
+    if (!verdict.ok) {
+      this.#logger.warn({ checksum: request.checksum, refused: verdict.refused }, 'config refused by haproxy -c; the previous one keeps serving');
+      return this.#fail(verdict.refused ? 422 : 503, 'refused', verdict.message);
+    }
+    // Files written behind earlier answers go first: a later write never lands before an earlier one.
+    await this.#files.settled();
+    const unsaved = this.#saveFence(fence);
+    if (unsaved !== undefined) return unsaved;
+    const render = deployable(candidate);
+    await this.#target.writeFiles(render);
+    const result = await this.#target.reload();
+    if (!result.ok) {
+      if (previous !== undefined) await this.#target.writeFiles(deployable(previous)).catch((error: unknown) => this.#logger.error({ err: error }, 'restoring the files of the running config failed'));
+      this.#fence = fence;
+      await this.#store.save(previous);
+      return this.#fail(502, 'reload_failed', result.detail);
+    }
+    this.#files.wrote(render);
+    this.#served = candidate;
+    this.#fence = fence;
+    await this.#store.save(candidate);
+    this.#logger.info({ epoch: request.epoch, sequence: request.sequence, checksum: candidate.checksum, reload: true }, 'applied');
+    return { status: 200, answer: { ok: true, applied: 0, reloaded: true, state: this.state() } };
+  }
+
+  /** Saves the fence before anything of the apply is done; the answer when that failed (nothing changed). */
+  #saveFence(fence: Fence): ApplyOutcome | undefined {
+    try {
+      this.#store.saveFence(fence);
+      return undefined;
+    } catch (error) {
+      this.#logger.error({ err: error }, 'saving the fence failed; the apply is refused');
+      return this.#fail(500, 'state_not_saved', `the fence could not be saved, nothing was applied: ${messageOf(error)}`);
+    }
+  }
+
+  /** FileSync's writer: a render's files, then the state naming it (a restart finds it only once all its files are in place). */
+  async #writeHeld(render: DeployableRender): Promise<void> {
+    const held = this.#held.get(render);
+    await this.#target.writeFiles(render, 'serving', held?.hint);
+    if (held !== undefined) await this.#store.save(held.render);
   }
 
   #rewriteFor(request: ApplyRequest): RenderRewrite {
@@ -225,6 +287,19 @@ export class Agent {
   #fail(status: number, error: ApplyErrorCode, message: string): ApplyOutcome {
     return { status, answer: { ok: false, error, message, state: this.state() } };
   }
+}
+
+/**
+ * The files `request` changed, relative to `previous`: the output directory then writes those and
+ * leaves the rest unhashed. It ignores the hint unless `previous` is the last render it wrote (a
+ * render FileSync skipped breaks the chain: everything is compared again).
+ */
+function writeHintOf(request: ApplyRequest, previous: HeldRender | undefined): WriteHint {
+  if (request.full || previous === undefined) return { id: request.checksum };
+  const files: string[] = request.config !== undefined || request.configPatch !== undefined ? ['config'] : [];
+  for (const kind of FILE_KINDS) for (const name of Object.keys(request.files[kind])) files.push(`${kind}/${name}`);
+  for (const kind of ['maps', 'files'] as const) for (const name of Object.keys(request.filePatches[kind])) files.push(`${kind}/${name}`);
+  return { id: request.checksum, changed: { from: previous.checksum, files } };
 }
 
 function auxiliary(render: HeldRender): DeployableRender['auxiliaryFiles'] {

@@ -2,9 +2,14 @@
 // runs under the fleet's shared ConcurrencyLimit and its own timeout, and resolves with the status
 // and the decoded JSON answer; no answer at all (refused, reset, timed out, not JSON) rejects with
 // AgentUnreachableError, which is how a target tells an unreachable instance from a refusal.
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+// Connections are kept open between exchanges (one pool per agent, its sockets unreferenced while
+// idle; an idle one closes after 30 s, before the agent's 65 s keep-alive ends it, so a request
+// never races the agent's close), and the TLS context (the CA) is built once: an endpoint change
+// costs no TCP or TLS handshake.
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions as HttpsRequestOptions } from 'node:https';
 import { isIP } from 'node:net';
+import { createSecureContext, type SecureContext } from 'node:tls';
 import type { ConcurrencyLimit } from './concurrency-limit.js';
 
 export interface AgentEndpoint {
@@ -35,13 +40,20 @@ export class AgentUnreachableError extends Error {
   override readonly name = 'AgentUnreachableError';
 }
 
+/** An idle connection to an agent closes after this long (under the agent server's keep-alive). */
+export const IDLE_CONNECTION_MS = 30_000;
+
 export class AgentClient {
   readonly endpoint: AgentEndpoint;
   readonly #options: AgentClientOptions;
+  readonly #pool: HttpAgent;
+  readonly #secureContext: SecureContext | undefined;
 
   constructor(options: AgentClientOptions) {
     this.endpoint = options.endpoint;
     this.#options = options;
+    this.#secureContext = options.ca === undefined ? undefined : createSecureContext({ ca: options.ca });
+    this.#pool = options.ca === undefined ? new HttpAgent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }) : new HttpsAgent({ keepAlive: true, timeout: IDLE_CONNECTION_MS });
   }
 
   /** True when the connection is encrypted (an `--agent-ca` was given). */
@@ -75,7 +87,7 @@ export class AgentClient {
     return new Promise((resolve, reject) => {
       const headers: Record<string, string | number> = { authorization: `Bearer ${options.token}`, accept: 'application/json' };
       if (payload !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': payload.length });
-      const common = { host: this.endpoint.host, port: this.endpoint.port, method, path, headers, timeout: timeoutMs };
+      const common = { host: this.endpoint.host, port: this.endpoint.port, method, path, headers, timeout: timeoutMs, agent: this.#pool };
       const onResponse = (response: IncomingMessage): void => {
         const chunks: Buffer[] = [];
         let size = 0;
@@ -97,7 +109,7 @@ export class AgentClient {
         response.on('error', (error) => reject(new AgentUnreachableError(`agent ${this.address}: ${error.message}`)));
       };
       const request =
-        options.ca === undefined ? httpRequest(common, onResponse) : httpsRequest({ ...common, ca: options.ca, rejectUnauthorized: true }, onResponse);
+        this.#secureContext === undefined ? httpRequest(common, onResponse) : httpsRequest({ ...common, secureContext: this.#secureContext, rejectUnauthorized: true } as HttpsRequestOptions, onResponse);
       // `timeout` only covers idle sockets: the whole exchange has its own deadline.
       const deadline = setTimeout(() => request.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
       request.on('timeout', () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)));

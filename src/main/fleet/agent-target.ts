@@ -8,7 +8,6 @@
 // time, in call order (the Deployer writes files behind a runtime change without waiting): each
 // takes its (epoch, sequence) when its turn comes, so the agent never sees a later apply first.
 import type { Logger } from 'pino';
-import { sha256Off } from '../core/digest.js';
 import { VIEW_PREFIX } from '../deploy/runtime-view.js';
 import type { RenderPatch } from '../../worker/protocol.js';
 import { FILE_KINDS, recordPath, type AgentState, type ConfigPatch, type FileKind, type LeaderPaths } from '../agent/agent-protocol.js';
@@ -17,6 +16,7 @@ import { changedWindow, commonPrefix, commonSuffix } from '../deploy/config-inde
 import { commandCount } from '../deploy/runtime-ops.js';
 import { AgentUnreachableError, type AgentAnswer, type AgentClient } from './agent-client.js';
 import type { FencingToken } from './fencing-token.js';
+import { RenderDigests } from './render-digests.js';
 
 export interface AgentTargetOptions {
   readonly client: AgentClient;
@@ -26,6 +26,8 @@ export interface AgentTargetOptions {
   /** Certificates (private keys) may go over this connection: TLS, loopback, or `--agent-insecure`. */
   readonly keysAllowed: boolean;
   readonly logger: Logger;
+  /** Shared by the targets of one fleet: each render's texts are hashed once. @default one of its own */
+  readonly digests?: RenderDigests;
 }
 
 type FileSet = Record<FileKind, Record<string, string | null>>;
@@ -44,6 +46,7 @@ export class AgentTarget implements DeployTarget {
   readonly #paths: LeaderPaths;
   readonly #keysAllowed: boolean;
   readonly #logger: Logger;
+  readonly #digests: RenderDigests;
   /** What the agent last said it serves; undefined when unknown (read again before the next apply). */
   #known: AgentState | undefined;
   /** The config text of the render the agent last took from this target: the base of a config patch. */
@@ -60,6 +63,7 @@ export class AgentTarget implements DeployTarget {
     this.#paths = options.paths;
     this.#keysAllowed = options.keysAllowed;
     this.#logger = options.logger.child({ component: 'agent-target', agent: options.client.address });
+    this.#digests = options.digests ?? new RenderDigests();
   }
 
   health(): TargetHealth {
@@ -167,7 +171,7 @@ export class AgentTarget implements DeployTarget {
       for (const [name, text] of Object.entries(render.auxiliaryFiles[kind])) {
         const path = recordPath(kind, name);
         present.add(path);
-        const digest = await sha256Off(text);
+        const digest = await this.#digests.of(render.checksum, path, text);
         if (digests?.[path] === digest) continue;
         this.#fileChange(kind, name, text, digest, base, files, filePatches);
       }
@@ -184,7 +188,7 @@ export class AgentTarget implements DeployTarget {
       }
     }
     if (digests === undefined) return { full: true, files, config: render.haproxyConfig };
-    const digest = await sha256Off(render.haproxyConfig);
+    const digest = await this.#digests.of(render.checksum, 'haproxy.cfg', render.haproxyConfig);
     if (digests['haproxy.cfg'] === digest) return { full: false, files, filePatches };
     // The agent checks the patched text against `digest`, and answers 412 when it does not match.
     if (base === undefined) return { full: false, files, filePatches, config: render.haproxyConfig };
@@ -222,7 +226,7 @@ export class AgentTarget implements DeployTarget {
         if (digests[path] !== undefined) files[kind][name] = null;
         continue;
       }
-      const digest = await sha256Off(text);
+      const digest = await this.#digests.of(render.checksum, path, text);
       if (digests[path] !== digest) this.#fileChange(kind, name, text, digest, base, files, filePatches);
     }
     if (Object.keys(files.certificates).length > 0 && !this.#keysAllowed) {
@@ -235,7 +239,7 @@ export class AgentTarget implements DeployTarget {
     // Edits are sorted and apart: the window runs from the first to the end of the last, in both texts.
     const end = last.at + last.remove;
     const text = render.haproxyConfig.slice(first.at, end + render.haproxyConfig.length - base.haproxyConfig.length);
-    return { full: false, files, filePatches, configPatch: { start: first.at, end, text, digest: await sha256Off(render.haproxyConfig) } };
+    return { full: false, files, filePatches, configPatch: { start: first.at, end, text, digest: await this.#digests.of(render.checksum, 'haproxy.cfg', render.haproxyConfig) } };
   }
 
   async #state(): Promise<AgentState> {

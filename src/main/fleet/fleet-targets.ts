@@ -1,8 +1,9 @@
 // The DeployTargets of a static fleet (`run --agents`): one AgentTarget per address, sharing one
-// ConcurrencyLimit (`--agent-concurrency`), one FencingToken and the leader's output paths. Plain
-// HTTP to an address outside loopback is refused here unless `insecure`: the renders carry
-// private keys. Discovered Pods (`run --haproxy-pods`) get their targets from the same factory,
-// one at a time; a Pod outside loopback without TLS or `insecure` gets no private key.
+// ConcurrencyLimit (`--agent-concurrency`), one FencingToken, one RenderDigests (each render
+// hashed once for all) and the leader's output paths. Plain HTTP to an address outside loopback is
+// refused here unless `insecure`: the renders carry private keys. Discovered Pods
+// (`run --haproxy-pods`) get their targets from the same factory, one at a time; a Pod outside
+// loopback without TLS or `insecure` gets no private key.
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
@@ -12,6 +13,7 @@ import { AgentClient, type AgentEndpoint } from './agent-client.js';
 import { AgentTarget } from './agent-target.js';
 import { ConcurrencyLimit } from './concurrency-limit.js';
 import { FencingToken } from './fencing-token.js';
+import { RenderDigests } from './render-digests.js';
 
 export interface FleetOptions {
   /** The static fleet (`--agents`); empty when the fleet is discovered (`pods`). */
@@ -54,12 +56,13 @@ export function fleetTargets(options: FleetOptions, context: FleetTargetsContext
   return options.agents.map((endpoint) => create(endpoint));
 }
 
-/** Makes the AgentTarget of one agent; all of one factory share the concurrency limit and the fence. */
+/** Makes the AgentTarget of one agent; all of one factory share the concurrency limit, the fence and the render digests. */
 export function agentTargetFactory(options: FleetOptions, context: FleetTargetsContext): (endpoint: AgentEndpoint) => AgentTarget {
   const tls = options.ca !== undefined;
   const insecure = options.insecure ?? false;
   const limit = new ConcurrencyLimit(options.concurrency ?? 16);
   const fence = new FencingToken(context.epoch, context.clock);
+  const digests = new RenderDigests();
   const paths = { ...outputPathsIn(context.out), runDir: join(context.out, 'run') };
   return (endpoint) =>
     new AgentTarget({
@@ -75,5 +78,6 @@ export function agentTargetFactory(options: FleetOptions, context: FleetTargetsC
       paths: { mapsDir: paths.mapsDir, filesDir: paths.filesDir, certsDir: paths.certsDir, runDir: paths.runDir },
       keysAllowed: tls || insecure || isLoopback(endpoint.host),
       logger: context.logger,
+      digests,
     });
 }

@@ -65,10 +65,11 @@ export class LocalHaproxyTarget implements DeployTarget {
     return { applied };
   }
 
-  async writeFiles(render: DeployableRender): Promise<void> {
+  /** @param hint what changed since the last write, when the caller knows better than `render.patch` (the agent does) */
+  async writeFiles(render: DeployableRender, _purpose?: 'serving' | 'reload', hint?: WriteHint): Promise<void> {
     const last = this.#lastWrite;
     this.#lastWrite = undefined;
-    await this.#output.write(render.haproxyConfig, render.auxiliaryFiles, writeHint(render, last));
+    await this.#output.write(render.haproxyConfig, render.auxiliaryFiles, hint ?? writeHint(render, last));
     this.#lastWrite = render;
     this.#written = render.checksum;
   }

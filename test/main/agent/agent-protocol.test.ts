@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseApplyRequest } from '../../../src/main/agent/agent-protocol.js';
-import { above } from '../../../src/main/agent/agent-store.js';
+import { above } from '../../../src/main/agent/fence-file.js';
 import { BearerAuth } from '../../../src/main/agent/bearer-auth.js';
 import { rewriteBinds, renderRewrite } from '../../../src/main/agent/render-rewrite.js';
 import { spyLogger } from '../../helpers/loggers.js';

@@ -1,4 +1,6 @@
 import { randomBytes, webcrypto } from 'node:crypto';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentState } from '../../../src/main/agent/agent-protocol.js';
 import { startAgentServer, type AgentServer } from '../../../src/main/agent/agent-server.js';
@@ -54,6 +56,24 @@ describe('the agent API over TLS', () => {
 
   it('answers a leader that verifies the agent certificate against the CA it was given', async () => {
     expect(await client(tls.cert).send('GET', '/v1/state', 'state')).toEqual({ status: 200, body: STATE });
+  });
+
+  it('keeps one connection, with one TLS handshake, for consecutive exchanges', async () => {
+    const counted = createHttpsServer({ cert: tls.cert, key: tls.key }, (_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('{"ok":true}');
+    });
+    let handshakes = 0;
+    counted.on('secureConnection', () => handshakes++);
+    await new Promise<void>((resolve) => counted.listen(0, '127.0.0.1', resolve));
+    const one = new AgentClient({ endpoint: { host: '127.0.0.1', port: (counted.address() as AddressInfo).port }, token: 't0ken', limit: new ConcurrencyLimit(1), timeoutMs: 3000, ca: tls.cert });
+    try {
+      for (let i = 0; i < 3; i++) expect(await one.send('POST', '/v1/apply', 'runtime', { i })).toEqual({ status: 200, body: { ok: true } });
+      expect(handshakes).toBe(1);
+    } finally {
+      counted.closeAllConnections();
+      await new Promise((resolve) => counted.close(resolve));
+    }
   });
 
   it('is unreachable for a leader that trusts another CA, or that talks plain HTTP', async () => {
