@@ -26,6 +26,7 @@ import type { IndexedStore } from '../store/indexed-store.js';
 import { guardObject } from '../store/object-guard.js';
 import { ExclusionFilter } from '../store/render-exclusions.js';
 import type { OutputPaths, RenderScope, TemplateEngine } from '../templates/template-engine.js';
+import type { ConfigDigest } from './config-digest.js';
 import type { SliceChange } from './slice-services.js';
 import { applyEdits, sortedEdits } from './text-window.js';
 
@@ -102,8 +103,18 @@ export function exclusionsKey(exclusions: RenderExclusions | undefined): string 
   return exclusions === undefined ? '' : JSON.stringify(exclusions);
 }
 
+/**
+ * The kept digests of the config and of the server-slots file: whichever holds the base's text
+ * finds the edited sections by their key and is edited into the new text (config-digest.ts), so
+ * neither text is searched, copied or hashed whole. One that holds another text is left alone.
+ */
+export interface LaneTexts {
+  readonly config: ConfigDigest;
+  readonly slots: ConfigDigest;
+}
+
 /** The render after `changes` (all in the EndpointSlice store), or undefined when the lane declines. */
-export function endpointLane(engine: TemplateEngine, base: LaneBase, request: LaneRequest, changes: readonly SliceChange[] | undefined): LaneRender | undefined {
+export function endpointLane(engine: TemplateEngine, base: LaneBase, request: LaneRequest, changes: readonly SliceChange[] | undefined, texts?: LaneTexts): LaneRender | undefined {
   const { set, lookup } = request;
   const options = modelOptions(set.values);
   const sliceStore = options.stores.endpointSlices;
@@ -134,7 +145,7 @@ export function endpointLane(engine: TemplateEngine, base: LaneBase, request: La
       if (next !== backend) changed.push([backend, next]);
     }
   }
-  return splice(engine, base, request, changed);
+  return splice(engine, base, request, changed, texts);
 }
 
 /** The backend with its servers resolved again: itself when they are the same, undefined to decline. */
@@ -157,10 +168,12 @@ function reslotted(backend: Backend, reader: GuardedReader, options: ReturnType<
 }
 
 /** The base's output with the changed backends' sections and slot lines re-rendered in place. */
-function splice(engine: TemplateEngine, base: LaneBase, request: LaneRequest, changed: readonly [Backend, Backend][]): LaneRender | undefined {
+function splice(engine: TemplateEngine, base: LaneBase, request: LaneRequest, changed: readonly [Backend, Backend][], texts: LaneTexts | undefined): LaneRender | undefined {
   const { outcome } = base;
   const config = outcome.haproxyConfig;
   const slots = outcome.auxiliaryFiles.files[SERVER_SLOTS_FILE];
+  const configText = texts !== undefined && texts.config.text === config ? texts.config : undefined;
+  const slotsText = texts !== undefined && slots !== undefined && texts.slots.text === slots ? texts.slots : undefined;
   const configEdits: TextEdit[] = [];
   const slotEdits: TextEdit[] = [];
   const memo = engine.memoOf(request.set);
@@ -180,22 +193,22 @@ function splice(engine: TemplateEngine, base: LaneBase, request: LaneRequest, ch
     const texts = memo.rerender(before, after, data);
     if (texts.length === 0) return undefined;
     for (const text of texts) {
-      const at = lineStartIndex(config, text.before);
+      const at = startOf(configText, config, text.before);
       if (!text.id.startsWith('haproxyConfig#') || at < 0 || lineCount(text.before) !== lineCount(text.after)) return undefined;
       configEdits.push({ at, remove: text.before.length, text: text.after });
       bytes += Buffer.byteLength(text.after) - Buffer.byteLength(text.before);
     }
     if (slots !== undefined) {
       const old = slotLine(before.name, before.servers.map((server) => (server.enabled ? server.address : '')));
-      const at = lineStartIndex(slots, old);
+      const at = startOf(slotsText, slots, old);
       if (at < 0) return undefined;
       const line = slotLine(after.name, after.servers.map((server) => (server.enabled ? server.address : '')));
       slotEdits.push({ at, remove: old.length, text: line });
       bytes += Buffer.byteLength(line) - Buffer.byteLength(old);
     }
   }
-  const haproxyConfig = applyEdits(config, configEdits);
-  const slotText = slots === undefined ? undefined : applyEdits(slots, slotEdits);
+  const haproxyConfig = configText?.edit(configEdits)?.text ?? applyEdits(config, configEdits);
+  const slotText = slots === undefined ? undefined : (slotsText?.edit(slotEdits)?.text ?? applyEdits(slots, slotEdits));
   if (haproxyConfig === undefined || (slots !== undefined && slotText === undefined)) return undefined;
   const files = slotText === undefined ? outcome.auxiliaryFiles.files : { ...outcome.auxiliaryFiles.files, [SERVER_SLOTS_FILE]: slotText };
   for (const [, after] of changed) base.backends.set(after.name, after);
@@ -212,6 +225,12 @@ function outputBytes(outcome: RenderSuccess): number {
   let bytes = Buffer.byteLength(outcome.haproxyConfig);
   for (const kind of ['maps', 'files', 'certificates'] as const) for (const text of Object.values(outcome.auxiliaryFiles[kind])) bytes += Buffer.byteLength(text);
   return bytes;
+}
+
+/** Where `needle` starts a block of `text` as the kept digest of `text` indexes them, or else where it starts a line of `text`; -1 for nowhere. */
+function startOf(kept: ConfigDigest | undefined, text: string, needle: string): number {
+  const at = kept?.find(needle) ?? -1;
+  return at >= 0 ? at : lineStartIndex(text, needle);
 }
 
 /** Where `needle` starts a line of `text`, or -1. */
