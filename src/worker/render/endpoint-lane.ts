@@ -44,6 +44,10 @@ export interface LaneBase {
   edited?: boolean;
   /** Backend names by `namespace/service`, built on first use. */
   byService?: Map<string, string[]>;
+  /** `kind\0namespace/name` of each rejection of the outcome, built on first use. */
+  rejected?: Set<string>;
+  /** Every word of the outcome's warnings that follows a space, sorted, built on first use (see `warnedAbout`). */
+  warnedWords?: string[];
   /** Stores the templates read themselves. */
   readonly templateReads: ReadonlySet<string>;
   /** UTF-8 bytes of the output (config and auxiliary files), counted on first use, then kept up to date by each lane render. */
@@ -130,14 +134,15 @@ export function endpointLane(engine: TemplateEngine, base: LaneBase, request: La
   for (const change of changes) {
     const object = store?.get(change.key);
     if (object !== undefined && !cleanVerdict(object, request.context)) return undefined;
-    if (base.outcome.rejections.some((r) => r.kind === kind && `${r.namespace}/${r.name}` === change.key)) return undefined;
+    base.rejected ??= new Set(base.outcome.rejections.map((r) => `${r.kind}\0${r.namespace}/${r.name}`));
+    if (base.rejected.has(`${kind}\0${change.key}`)) return undefined;
     for (const service of change.services) services.add(service);
   }
   const byService = (base.byService ??= indexByService(base.backends));
   const reader = new GuardedReader(lookup, () => undefined, request.context, new ExclusionFilter(request.exclusions));
   const changed: [Backend, Backend][] = [];
   for (const service of services) {
-    if (base.outcome.warnings.some((warning) => warning.includes(` ${service}`))) return undefined;
+    if (warnedAbout(base, service)) return undefined;
     for (const name of byService.get(service) ?? []) {
       const backend = base.backends.get(name) as Backend;
       const next = reslotted(backend, reader, options);
@@ -264,6 +269,30 @@ function sameOutput(baseline: RenderBaseline | undefined, outcome: RenderSuccess
     if (Object.keys(a).length !== names.length || names.some((name) => a[name] !== b[name])) return false;
   }
   return true;
+}
+
+/**
+ * Whether a warning of the base's outcome names `service` after a space (` ns/name`, or a longer
+ * word starting with it, as `includes` would find): a word after a space that starts with it
+ * sorts right at or after it. A service with a space in it is looked for the long way.
+ */
+function warnedAbout(base: LaneBase, service: string): boolean {
+  const { warnings } = base.outcome;
+  if (service.includes(' ')) return warnings.some((warning) => warning.includes(` ${service}`));
+  if (base.warnedWords === undefined) {
+    const words: string[] = [];
+    for (const warning of warnings) for (const word of warning.split(' ').slice(1)) words.push(word);
+    base.warnedWords = words.sort();
+  }
+  const words = base.warnedWords;
+  let lo = 0;
+  let hi = words.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((words[mid] as string) < service) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < words.length && (words[lo] as string).startsWith(service);
 }
 
 function indexByService(backends: ReadonlyMap<string, Backend>): Map<string, string[]> {
