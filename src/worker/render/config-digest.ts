@@ -40,6 +40,7 @@ export class ConfigDigest {
 
   /** `terminator` ends a block; `keyEnd` ends a block's key (see `find`). */
   constructor(terminator = '\n\n', keyEnd = '\n') {
+    if (terminator.length === 0 || keyEnd.length === 0) throw new TypeError(`ConfigDigest: a terminator and a keyEnd of at least one character were expected, got ${JSON.stringify(terminator)} and ${JSON.stringify(keyEnd)}`);
     this.#terminator = terminator;
     this.#keyEnd = keyEnd;
   }
@@ -75,19 +76,24 @@ export class ConfigDigest {
   find(needle: string): number {
     const rope = this.#ropeOf();
     if (rope === undefined) return -1;
-    if (this.#keys === undefined) {
-      const keys = new Map<string, number>();
-      for (let i = 0; i < rope.count; i++) {
-        const key = this.#keyOf(rope.leaf(i));
-        if (!keys.has(key)) keys.set(key, i);
-      }
-      this.#keys = keys;
-    }
-    const index = this.#keys.get(this.#keyOf(needle));
+    const keys = (this.#keys ??= this.#keyIndex(rope));
+    const index = keys.get(this.#keyOf(needle));
     if (index === undefined) return -1;
     let text = rope.leaf(index);
     for (let next = index + 1; text.length < needle.length && next < rope.count; next++) text += rope.leaf(next);
     return text.startsWith(needle) ? rope.start(index) : -1;
+  }
+
+  /** The first block of each key. Native searches and slices of the base: it runs once per base, before the JIT knows it. */
+  #keyIndex(rope: BlockRope): Map<string, number> {
+    const keys = new Map<string, number>();
+    for (let i = 0; i < rope.count; i++) {
+      const { text, from, to } = rope.span(i);
+      const end = text.indexOf(this.#keyEnd, from);
+      const key = text.slice(from, end < 0 || end > to ? to : end);
+      if (!keys.has(key)) keys.set(key, i);
+    }
+    return keys;
   }
 
   /**
@@ -182,10 +188,7 @@ export class ConfigDigest {
     const text = this.#text;
     if (text === undefined || text.length === 0) return undefined;
     if (this.#rope === undefined) {
-      const starts = this.#starts;
-      const leaves = new Array<string>(starts.length);
-      for (let i = 0; i < starts.length; i++) leaves[i] = text.slice(starts[i] as number, i + 1 < starts.length ? (starts[i + 1] as number) : text.length);
-      this.#rope = new BlockRope(leaves);
+      this.#rope = new BlockRope(text, this.#starts);
       this.#starts = [];
     }
     return this.#rope;
