@@ -3,7 +3,11 @@
 // (serviceServers, assignSlots), each backend's section is re-rendered by the memo block that
 // rendered it (MemoCache.rerender: a memo block's text depends only on its key object and the
 // set's constants), and the new texts are spliced into the previous output, as are the backends'
-// server-slots lines. The result is what a whole render would give. Whenever that cannot be
+// server-slots lines: through the renderer's kept digests of both texts (LaneTexts), which find a
+// section by its first line and edit it in at O(log sections), so no step reads, copies or hashes
+// a whole text, and nothing per change grows with the cluster but for a few logarithms. The
+// indexes by Service, rejection and warning are built once per base. The result is what a whole
+// render would give. Whenever that cannot be
 // shown cheaply, the lane declines (undefined) and the caller renders the whole set. HTTPRoute
 // backends (`gw_…`, their Service maybe in another namespace) go the same way as Ingress ones:
 // their sections, filters included, are memo blocks keyed by the backend too. It declines when:

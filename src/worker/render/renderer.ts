@@ -174,8 +174,10 @@ function laneOutcome(lane: LaneRender, base: LaneBase, state: EngineState, store
   const edits = lane.edits['config'] ?? [];
   const first = edits[0];
   const last = edits[edits.length - 1];
-  const window = first === undefined || last === undefined ? undefined : { prefix: first.at, suffix: previous.haproxyConfig.length - (last.at + last.remove) };
-  // The lane edited the kept digests into its texts: this re-hashes nothing.
+  // The window is the edits' in the base's config: of use only while the kept digest holds that text.
+  const known = first !== undefined && last !== undefined && state.configDigest.text === previous.haproxyConfig;
+  const window = known ? { prefix: first.at, suffix: previous.haproxyConfig.length - (last.at + last.remove) } : undefined;
+  // When the lane edited the kept digests into its texts (as it does when they hold the base's), this re-hashes nothing.
   const sum = checksum(lane.haproxyConfig, lane.auxiliaryFiles, state, window);
   const rendered = performance.now();
   // The same origins, their sections read from this config: the previous config stays unpinned.
