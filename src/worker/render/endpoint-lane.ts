@@ -19,7 +19,7 @@
 // - the slot count of a backend changes (slots are structure: a reload follows anyway).
 // Changed server lines keep their number of lines, so the origin index of the base still holds.
 import type { KubeObject, OriginIndex, RenderBaseline, RenderExclusions, RenderSuccess, TemplateSetSource, TextEdit } from '../protocol.js';
-import type { Backend, RoutingModel } from '../routing/model.js';
+import type { Backend } from '../routing/model.js';
 import { modelOptions } from '../routing/model.js';
 import { RecordedReads } from '../routing/recorded-reads.js';
 import { assignSlots, SERVER_SLOTS_FILE, slotLine } from '../routing/server-slots.js';
@@ -31,32 +31,9 @@ import { guardObject } from '../store/object-guard.js';
 import { ExclusionFilter } from '../store/render-exclusions.js';
 import type { OutputPaths, RenderScope, TemplateEngine } from '../templates/template-engine.js';
 import type { ConfigDigest } from './config-digest.js';
+import { exclusionsKey, indexByService, serviceNamespace, warnedAbout, type LaneBase } from './lane-base.js';
 import type { SliceChange } from './slice-services.js';
 import { applyEdits, sortedEdits } from './text-window.js';
-
-/** What a render leaves for the lane: its output and what it was rendered from. */
-export interface LaneBase {
-  readonly setHash: string;
-  readonly exclusions: string;
-  /** Each store of the set at the render, and its generation then (a store replaced by another instance counts as changed). */
-  readonly generations: ReadonlyMap<string, { readonly store: IndexedStore | undefined; readonly generation: number }>;
-  readonly outcome: RenderSuccess;
-  /** The current object of each backend (the model's, or the lane's since), by name. */
-  readonly backends: Map<string, Backend>;
-  /** The model's backends `backends` was made from, and whether the lane has changed it since. */
-  readonly source: readonly Backend[];
-  edited?: boolean;
-  /** Backend names by `namespace/service`, built on first use. */
-  byService?: Map<string, string[]>;
-  /** `kind\0namespace/name` of each rejection of the outcome, built on first use. */
-  rejected?: Set<string>;
-  /** Every word of the outcome's warnings that follows a space, sorted, built on first use (see `warnedAbout`). */
-  warnedWords?: string[];
-  /** Stores the templates read themselves. */
-  readonly templateReads: ReadonlySet<string>;
-  /** UTF-8 bytes of the output (config and auxiliary files), counted on first use, then kept up to date by each lane render. */
-  bytes?: number;
-}
 
 export interface LaneRequest {
   readonly set: TemplateSetSource;
@@ -76,39 +53,6 @@ export interface LaneRender {
   readonly origins: OriginIndex | undefined;
   /** UTF-8 bytes of the output, config and auxiliary files (the base's, with the edits'). */
   readonly bytes: number;
-}
-
-/**
- * The base a whole render leaves. The backends by name (and by Service) of `previous` are kept
- * when the model's backends are the same array and the lane has not changed them since.
- */
-export function laneBase(
-  set: TemplateSetSource,
-  request: { readonly lookup: LaneRequest['lookup']; readonly exclusions?: RenderExclusions | undefined },
-  outcome: RenderSuccess,
-  routing: RoutingModel | undefined,
-  templateReads: ReadonlySet<string>,
-  previous?: LaneBase,
-): LaneBase | undefined {
-  if (routing === undefined) return undefined;
-  const generations = new Map<string, { store: IndexedStore | undefined; generation: number }>();
-  for (const def of set.stores) generations.set(def.name, storeAt(request.lookup(def.name)));
-  const base = { setHash: set.hash, exclusions: exclusionsKey(request.exclusions), generations, outcome, templateReads, source: routing.backends };
-  if (previous !== undefined && previous.source === routing.backends && previous.edited !== true) {
-    return { ...base, backends: previous.backends, ...(previous.byService === undefined ? {} : { byService: previous.byService }) };
-  }
-  const backends = new Map<string, Backend>();
-  for (const backend of routing.backends) backends.set(backend.name, backend);
-  return { ...base, backends };
-}
-
-/** A store and its generation now, for LaneBase.generations. */
-export function storeAt(store: IndexedStore | undefined): { store: IndexedStore | undefined; generation: number } {
-  return { store, generation: store?.generation ?? -1 };
-}
-
-export function exclusionsKey(exclusions: RenderExclusions | undefined): string {
-  return exclusions === undefined ? '' : JSON.stringify(exclusions);
 }
 
 /**
@@ -220,9 +164,12 @@ function splice(engine: TemplateEngine, base: LaneBase, request: LaneRequest, ch
   const slotText = slots === undefined ? undefined : (slotsText?.edit(slotEdits)?.text ?? applyEdits(slots, slotEdits));
   if (haproxyConfig === undefined || (slots !== undefined && slotText === undefined)) return undefined;
   const files = slotText === undefined ? outcome.auxiliaryFiles.files : { ...outcome.auxiliaryFiles.files, [SERVER_SLOTS_FILE]: slotText };
-  for (const [, after] of changed) base.backends.set(after.name, after);
+  for (const [before, after] of changed) {
+    base.backends.set(after.name, after);
+    // The model's object, for laneBase to put back.
+    if (!(base.laneEdited ??= new Map()).has(after.name)) base.laneEdited.set(after.name, before);
+  }
   base.bytes = bytes;
-  if (changed.length > 0) base.edited = true;
   const edits: Record<string, readonly TextEdit[]> = {};
   if (configEdits.length > 0) edits['config'] = sortedEdits(configEdits);
   if (slotEdits.length > 0) edits[`files/${SERVER_SLOTS_FILE}`] = sortedEdits(slotEdits);
@@ -273,44 +220,4 @@ function sameOutput(baseline: RenderBaseline | undefined, outcome: RenderSuccess
     if (Object.keys(a).length !== names.length || names.some((name) => a[name] !== b[name])) return false;
   }
   return true;
-}
-
-/**
- * Whether a warning of the base's outcome names `service` after a space (` ns/name`, or a longer
- * word starting with it, as `includes` would find): a word after a space that starts with it
- * sorts right at or after it. A service with a space in it is looked for the long way.
- */
-function warnedAbout(base: LaneBase, service: string): boolean {
-  const { warnings } = base.outcome;
-  if (service.includes(' ')) return warnings.some((warning) => warning.includes(` ${service}`));
-  if (base.warnedWords === undefined) {
-    const words: string[] = [];
-    for (const warning of warnings) for (const word of warning.split(' ').slice(1)) words.push(word);
-    base.warnedWords = words.sort();
-  }
-  const words = base.warnedWords;
-  let lo = 0;
-  let hi = words.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((words[mid] as string) < service) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < words.length && (words[lo] as string).startsWith(service);
-}
-
-function indexByService(backends: ReadonlyMap<string, Backend>): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const backend of backends.values()) {
-    const key = `${serviceNamespace(backend)}/${backend.service}`;
-    const list = out.get(key);
-    if (list === undefined) out.set(key, [backend.name]);
-    else list.push(backend.name);
-  }
-  return out;
-}
-
-/** The namespace of a backend's Service: its own, or the one an HTTPRoute's backendRef names. */
-function serviceNamespace(backend: Backend): string {
-  return backend.serviceNamespace ?? backend.namespace;
 }

@@ -18,7 +18,8 @@ import { ExclusionFilter } from '../store/render-exclusions.js';
 import { checksum, lineDigestOf, SLOTS_ID } from './checksum.js';
 import { ConfigDigest } from './config-digest.js';
 import { OriginIndexer, withSections } from './origin-index.js';
-import { endpointLane, laneBase, storeAt, type LaneBase, type LaneRender } from './endpoint-lane.js';
+import { endpointLane, type LaneRender } from './endpoint-lane.js';
+import { laneBase, storeAt, type LaneBase } from './lane-base.js';
 import { SliceServices } from './slice-services.js';
 import { outputPaths, type RenderScope, type TemplateEngine } from '../templates/template-engine.js';
 import { formatIssue, IncrementalValidator, type ValidationIssue } from '../validate/validator.js';
@@ -171,14 +172,9 @@ function laneOutcome(lane: LaneRender, base: LaneBase, state: EngineState, store
   // The same limit as a full render's (values.maxOutputBytes).
   const tooLarge = outputSizeProblem(lane.haproxyConfig, lane.auxiliaryFiles, maxOutputBytes, lane.bytes);
   if (tooLarge !== null) return { ok: false, phase: 'render', message: tooLarge, warnings: [...previous.warnings], rejections: previous.rejections };
-  const edits = lane.edits['config'] ?? [];
-  const first = edits[0];
-  const last = edits[edits.length - 1];
-  // The window is the edits' in the base's config: of use only while the kept digest holds that text.
-  const known = first !== undefined && last !== undefined && state.configDigest.text === previous.haproxyConfig;
-  const window = known ? { prefix: first.at, suffix: previous.haproxyConfig.length - (last.at + last.remove) } : undefined;
-  // When the lane edited the kept digests into its texts (as it does when they hold the base's), this re-hashes nothing.
-  const sum = checksum(lane.haproxyConfig, lane.auxiliaryFiles, state, window);
+  // The lane edited the kept digests into its texts when they held the base's (and otherwise left
+  // them alone): either way the checksum needs no window of the edits, which would be of the base.
+  const sum = checksum(lane.haproxyConfig, lane.auxiliaryFiles, state);
   const rendered = performance.now();
   // The same origins, their sections read from this config: the previous config stays unpinned.
   const origins = previous.origins === undefined ? {} : { origins: withSections({ objects: previous.origins.objects, names: previous.origins.names }, lane.haproxyConfig) };
