@@ -82,10 +82,12 @@ export class BlockRope {
   /** Start offsets of every block. */
   starts(): number[] {
     const out = new Array<number>(this.#count);
+    const nodes = this.#nodes;
+    const bounds = this.#bounds;
     let at = 0;
     for (let i = 0; i < this.#count; i++) {
       out[i] = at;
-      at += this.#length(this.#size + i);
+      at += nodes[this.#size + i]?.length ?? (bounds[i + 1] as number) - (bounds[i] as number);
     }
     return out;
   }

@@ -60,12 +60,14 @@ export class ConfigDigest {
   digest(text: string, known?: { readonly prefix: number; readonly suffix: number }): string {
     const previous = this.#text;
     if (previous === text) return this.#hex;
+    const keys = this.#keys;
     this.#dropRope();
     if (previous === undefined || previous.length === 0) this.#rebuild(text);
     else {
       const prefix = known?.prefix ?? commonPrefix(previous, text);
       const suffix = known?.suffix ?? commonSuffix(previous, text, Math.min(previous.length, text.length) - prefix);
-      this.#update(previous, text, prefix, suffix);
+      // The key index holds while every block keeps its place and key: a render that changed a few sections keeps it.
+      if (this.#update(previous, text, prefix, suffix)) this.#keys = keys;
     }
     this.#text = text;
     this.#hex = this.#combined();
@@ -92,8 +94,7 @@ export class ConfigDigest {
     const keys = new Map<string, number>();
     for (let i = 0; i < rope.count; i++) {
       const { text, from, to } = rope.span(i);
-      const end = text.indexOf(this.#keyEnd, from);
-      const key = text.slice(from, end < 0 || end > to ? to : end);
+      const key = this.#keyIn(text, from, to);
       if (!keys.has(key)) keys.set(key, i);
     }
     return keys;
@@ -217,8 +218,8 @@ export class ConfigDigest {
     for (let g = 0; g * GROUP < blocks.length; g++) this.#groups.push(groupDigest(blocks, g));
   }
 
-  /** `text` is the previous text but for [prefix, length - suffix). */
-  #update(previous: string, text: string, prefix: number, suffix: number): void {
+  /** `text` is the previous text but for [prefix, length - suffix). True when the blocks kept their number, and the re-split ones their keys. */
+  #update(previous: string, text: string, prefix: number, suffix: number): boolean {
     const starts = this.#starts;
     const shift = text.length - previous.length;
     // The block holding the first change: every block before it ends inside the common prefix.
@@ -247,6 +248,23 @@ export class ConfigDigest {
     const groups = this.#groups;
     groups.length = Math.min(groups.length, Math.ceil(blocks.length / GROUP));
     for (let g = Math.floor(first / GROUP); g <= lastGroup; g++) groups[g] = groupDigest(blocks, g);
+    if (fresh.blocks.length !== replaced) return false;
+    const oldEnd = resume < starts.length ? (starts[resume] as number) : previous.length;
+    const newEnd = oldEnd + shift;
+    for (let i = 0; i < replaced; i++) {
+      const from = starts[first + i] as number;
+      const to = first + i + 1 < resume ? (starts[first + i + 1] as number) : oldEnd;
+      const freshFrom = fresh.starts[i] as number;
+      const freshTo = i + 1 < replaced ? (fresh.starts[i + 1] as number) : newEnd;
+      if (this.#keyIn(previous, from, to) !== this.#keyIn(text, freshFrom, freshTo)) return false;
+    }
+    return true;
+  }
+
+  /** The key of the block text[from, to). */
+  #keyIn(text: string, from: number, to: number): string {
+    const end = text.indexOf(this.#keyEnd, from);
+    return text.slice(from, end < 0 || end > to ? to : end);
   }
 }
 

@@ -81,6 +81,28 @@ function edits(text: string, rnd: () => number, terminator: string): TextEdit[] 
   return out.filter((edit, i) => i === 0 || edit.at >= (out[i - 1] as TextEdit).at + (out[i - 1] as TextEdit).remove);
 }
 
+/** Where each block starts: after each first terminator from the previous start. */
+function blockStarts(text: string, terminator: string): number[] {
+  const starts: number[] = [];
+  for (let at = 0; at < text.length; ) {
+    starts.push(at);
+    const found = text.indexOf(terminator, at);
+    at = found < 0 ? text.length : found + terminator.length;
+  }
+  return starts;
+}
+
+/** What `find` gives, the long way: the first block whose key is the needle's, if it starts with the needle. */
+function naiveFind(text: string, starts: readonly number[], needle: string, keyEnd: string): number {
+  const keyOf = (t: string): string => (t.includes(keyEnd) ? t.slice(0, t.indexOf(keyEnd)) : t);
+  const key = keyOf(needle);
+  for (let j = 0; j < starts.length; j++) {
+    const block = text.slice(starts[j], starts[j + 1] ?? text.length);
+    if (keyOf(block) === key) return text.startsWith(needle, starts[j]) ? (starts[j] as number) : -1;
+  }
+  return -1;
+}
+
 function slotLines(backends: number, rnd: () => number): string {
   let text = '';
   for (let i = 0; i < backends; i++) text += `ing_b${i} 10.0.${i % 250}.${Math.floor(rnd() * 250)}:8080 - -\n`;
@@ -109,6 +131,12 @@ describe('ConfigDigest.edit', () => {
           text = edit(text, rnd);
           expect(kept.digest(text), `digest after edit ${i}`).toBe(new ConfigDigest(terminator, keyEnd).digest(text));
         }
+        // A block found by the start of its text is where a search of the text from scratch finds it.
+        const starts = blockStarts(text, terminator);
+        const j = Math.floor(rnd() * starts.length);
+        const from = starts[j] as number;
+        const needle = text.slice(from, from + 1 + Math.floor(rnd() * 60));
+        expect(kept.find(needle), `find after edit ${i}`).toBe(naiveFind(text, starts, needle, keyEnd));
       }
     });
   }
