@@ -1,20 +1,34 @@
-// The digest of a rendered config, combined from the digests of its blocks (the text up to and
-// including each blank line, "\n\n"), so that a render that changed a few sections hashes only
-// those: blocks are hashed one by one, the block digests in groups of GROUP, and the group digests
-// once more. Kept between renders, the digest of a new text re-hashes the blocks around the change
-// (found by comparing the new text with the previous one 64 KiB at a time, or given by the
-// caller) and the groups holding them. The result depends only on the text: the same text gives
-// the same digest whether it was hashed in one go or changed into.
+// The digest of a rendered text, combined from the digests of its blocks (the text up to and
+// including each terminator: a blank line, "\n\n", for the config; "\n" for a line-digested file),
+// so that a render that changed a few sections hashes only those: blocks are hashed one by one,
+// the block digests in groups of GROUP, and the group digests once more. Kept between renders,
+// the digest of a new text re-hashes the blocks around the change (found by comparing the new
+// text with the previous one 64 KiB at a time, or given by the caller) and the groups holding
+// them. The result depends only on the text: the same text gives the same digest whether it was
+// hashed in one go or changed into.
+//
+// `edit` is the endpoint lane's way in: it takes edits of the current text, re-hashes only the
+// blocks they touch, and gives the new text as a rope over the blocks (block-rope.ts, made over
+// the last text `digest` took, at no cost up front), so no step copies the text or walks its
+// blocks: O(edited blocks · log blocks), and the group digests joined once (32 bytes per 128
+// blocks). An edit that makes or joins blocks takes `digest`'s way instead. `find` gives where
+// the block that starts with a text is, from an index of the blocks' keys (their text up to
+// `keyEnd`) built on first use per `digest`ed text. Back in `digest`, the rope is let go, with
+// the texts its blocks were cut from.
 import { createHash } from 'node:crypto';
-import { commonPrefix, commonSuffix } from './text-window.js';
+import type { TextEdit } from '../protocol.js';
+import { BlockRope } from './block-rope.js';
+import { applyEdits, commonPrefix, commonSuffix, sortedEdits } from './text-window.js';
 
 /** Block digests per group digest. */
 const GROUP = 128;
-const TERMINATOR = '\n\n';
 
 export class ConfigDigest {
+  readonly #terminator: string;
+  readonly #keyEnd: string;
   #text: string | undefined;
-  /** Start offset of each block; block i ends where block i + 1 starts (the last at the end). */
+  #hex = '';
+  /** Start offset of each block; block i ends where block i + 1 starts (the last at the end). Stale while #rope is set. */
   #starts: number[] = [];
   /**
    * Block and group digests as 32-character latin1 strings (one byte a character): a string of
@@ -22,6 +36,22 @@ export class ConfigDigest {
    */
   #blocks: string[] = [];
   #groups: string[] = [];
+  /** The blocks of #text, once an edit or a find asked for them; its text is #text. */
+  #rope: BlockRope | undefined;
+  /** The first block of each key, for `find`. */
+  #keys: Map<string, number> | undefined;
+
+  /** `terminator` ends a block; `keyEnd` ends a block's key (see `find`). */
+  constructor(terminator = '\n\n', keyEnd = '\n') {
+    if (terminator.length === 0 || keyEnd.length === 0) throw new TypeError(`ConfigDigest: a terminator and a keyEnd of at least one character were expected, got ${JSON.stringify(terminator)} and ${JSON.stringify(keyEnd)}`);
+    this.#terminator = terminator;
+    this.#keyEnd = keyEnd;
+  }
+
+  /** The text last digested or edited into. */
+  get text(): string | undefined {
+    return this.#text;
+  }
 
   /**
    * The digest of `text` (hex). `prefix` and `suffix` may say how much of it is known to be the
@@ -29,36 +59,178 @@ export class ConfigDigest {
    */
   digest(text: string, known?: { readonly prefix: number; readonly suffix: number }): string {
     const previous = this.#text;
+    if (previous === text) return this.#hex;
+    const keys = this.#keys;
+    this.#dropRope();
     if (previous === undefined || previous.length === 0) this.#rebuild(text);
-    else if (previous !== text) {
+    else {
       const prefix = known?.prefix ?? commonPrefix(previous, text);
       const suffix = known?.suffix ?? commonSuffix(previous, text, Math.min(previous.length, text.length) - prefix);
-      this.#update(previous, text, prefix, suffix);
+      // The key index holds while every block keeps its place and key: a render that changed a few sections keeps it.
+      if (this.#update(previous, text, prefix, suffix)) this.#keys = keys;
     }
     this.#text = text;
+    this.#hex = this.#combined();
+    return this.#hex;
+  }
+
+  /**
+   * Where a block of the current text starts with `needle` (a block whose key is the needle's,
+   * the first such), or -1 when none is known to: the caller then searches the text itself.
+   */
+  find(needle: string): number {
+    const rope = this.#ropeOf();
+    if (rope === undefined) return -1;
+    const keys = (this.#keys ??= this.#keyIndex(rope));
+    const index = keys.get(this.#keyOf(needle));
+    if (index === undefined) return -1;
+    let text = rope.leaf(index);
+    for (let next = index + 1; text.length < needle.length && next < rope.count; next++) text += rope.leaf(next);
+    return text.startsWith(needle) ? rope.start(index) : -1;
+  }
+
+  /** The first block of each key. Native searches and slices of the base: it runs once per base, before the JIT knows it. */
+  #keyIndex(rope: BlockRope): Map<string, number> {
+    const keys = new Map<string, number>();
+    for (let i = 0; i < rope.count; i++) {
+      const { text, from, to } = rope.span(i);
+      const key = this.#keyIn(text, from, to);
+      if (!keys.has(key)) keys.set(key, i);
+    }
+    return keys;
+  }
+
+  /**
+   * The current text with `edits` (sorted, apart, in its offsets) applied, and its digest; the
+   * same as `digest` of that text. Edits that keep the blocks apart (each block still ends at its
+   * first terminator, none made or joined) re-hash only their blocks; others take `digest`'s way.
+   * Undefined when there is no current text or an edit is out of range.
+   */
+  edit(unsorted: readonly TextEdit[]): { text: string; digest: string } | undefined {
+    const previous = this.#text;
+    if (previous === undefined) return undefined;
+    if (unsorted.length === 0) return { text: previous, digest: this.#hex };
+    const edits = sortedEdits(unsorted);
+    const planned = this.#plan(edits);
+    if (planned === undefined) {
+      const text = applyEdits(previous, edits);
+      if (text === undefined) return undefined;
+      const first = edits[0] as TextEdit;
+      const last = edits[edits.length - 1] as TextEdit;
+      return { text, digest: this.digest(text, { prefix: first.at, suffix: previous.length - (last.at + last.remove) }) };
+    }
+    const rope = planned.rope;
+    const dirty = new Set<number>();
+    for (const { index, blocks } of planned.replacements) {
+      for (let i = 0; i < blocks.length; i++) {
+        const block = blocks[i] as string;
+        const old = rope.leaf(index + i);
+        if (old === block) continue;
+        // A block whose key changed leaves the key index behind: it is built again on next use.
+        if (this.#keys !== undefined && this.#keyOf(old) !== this.#keyOf(block)) this.#keys = undefined;
+        rope.replace(index + i, block);
+        this.#blocks[index + i] = blockDigest(block);
+        dirty.add(Math.floor((index + i) / GROUP));
+      }
+    }
+    for (const g of dirty) this.#groups[g] = groupDigest(this.#blocks, g);
+    this.#text = rope.text;
+    this.#hex = this.#combined();
+    return { text: this.#text, digest: this.#hex };
+  }
+
+  /** Each edit's new blocks, when every edit keeps the block count of the blocks it touches and no two touch the same block. */
+  #plan(edits: readonly TextEdit[]): { rope: BlockRope; replacements: { index: number; blocks: string[] }[] } | undefined {
+    const rope = this.#ropeOf();
+    if (rope === undefined) return undefined;
+    const length = rope.text.length;
+    const replacements: { index: number; blocks: string[] }[] = [];
+    let after = -1;
+    for (const edit of edits) {
+      // Anything else (an edit at the very end, or out of range) goes `digest`'s way, which checks it.
+      if (!Number.isInteger(edit.at) || !Number.isInteger(edit.remove) || edit.remove < 0 || edit.at < 0 || edit.at + edit.remove > length || edit.at >= length || typeof edit.text !== 'string') return undefined;
+      const first = rope.locate(edit.at);
+      const last = edit.remove === 0 ? first : rope.locate(edit.at + edit.remove - 1);
+      if (first.index <= after) return undefined;
+      const head = rope.leaf(first.index);
+      const tail = rope.leaf(last.index);
+      const endOffset = edit.remove === 0 ? first.offset : last.offset + 1;
+      const span = head.slice(0, first.offset) + edit.text + tail.slice(endOffset);
+      const blocks = this.#splitSpan(span, last.index === rope.count - 1);
+      if (blocks === undefined || blocks.length !== last.index - first.index + 1) return undefined;
+      replacements.push({ index: first.index, blocks });
+      after = last.index;
+    }
+    return { rope, replacements };
+  }
+
+  /** `span` as blocks; undefined when its last block would run into the next one (it must end with a terminator unless it is the text's end). */
+  #splitSpan(span: string, atEnd: boolean): string[] | undefined {
+    const blocks: string[] = [];
+    const t = this.#terminator;
+    let at = 0;
+    while (at < span.length) {
+      const found = span.indexOf(t, at);
+      if (found < 0) {
+        if (!atEnd) return undefined;
+        blocks.push(span.slice(at));
+        break;
+      }
+      blocks.push(span.slice(at, found + t.length));
+      at = found + t.length;
+    }
+    return blocks;
+  }
+
+  #keyOf(text: string): string {
+    const end = text.indexOf(this.#keyEnd);
+    return end < 0 ? text : text.slice(0, end);
+  }
+
+  /** The blocks of the current text as a rope, made from #starts on first use. */
+  #ropeOf(): BlockRope | undefined {
+    const text = this.#text;
+    if (text === undefined || text.length === 0) return undefined;
+    if (this.#rope === undefined) {
+      this.#rope = new BlockRope(text, this.#starts);
+      this.#starts = [];
+    }
+    return this.#rope;
+  }
+
+  /** Back to block starts (for `digest`'s way): the rope's blocks pin the texts they were cut from. */
+  #dropRope(): void {
+    if (this.#rope === undefined) return;
+    this.#starts = this.#rope.starts();
+    this.#rope = undefined;
+    this.#keys = undefined;
+  }
+
+  #combined(): string {
     return createHash('sha256').update(this.#groups.join(''), 'latin1').digest('hex');
   }
 
   #rebuild(text: string): void {
-    const { starts, blocks } = split(text, 0, text.length, () => false);
+    const { starts, blocks } = split(text, 0, text.length, this.#terminator, () => false);
     this.#starts = starts;
     this.#blocks = blocks;
     this.#groups = [];
     for (let g = 0; g * GROUP < blocks.length; g++) this.#groups.push(groupDigest(blocks, g));
   }
 
-  /** `text` is the previous text but for [prefix, length - suffix). */
-  #update(previous: string, text: string, prefix: number, suffix: number): void {
+  /** `text` is the previous text but for [prefix, length - suffix). True when the blocks kept their number, and the re-split ones their keys. */
+  #update(previous: string, text: string, prefix: number, suffix: number): boolean {
     const starts = this.#starts;
     const shift = text.length - previous.length;
     // The block holding the first change: every block before it ends inside the common prefix.
     const first = Math.max(0, upperBound(starts, prefix) - 1);
     const suffixStart = text.length - suffix;
+    const t = this.#terminator.length;
     // Blocks are split afresh from there until a block ends where an old one ended, its
     // terminator wholly inside the common suffix: from there on the old blocks hold.
     let resume = starts.length;
-    const fresh = split(text, starts[first] as number, text.length, (end) => {
-      if (end - 2 < suffixStart) return false;
+    const fresh = split(text, starts[first] as number, text.length, this.#terminator, (end) => {
+      if (end - t < suffixStart) return false;
       const old = end - shift;
       const at = lowerBound(starts, old);
       if (at < starts.length && starts[at] === old) {
@@ -76,6 +248,23 @@ export class ConfigDigest {
     const groups = this.#groups;
     groups.length = Math.min(groups.length, Math.ceil(blocks.length / GROUP));
     for (let g = Math.floor(first / GROUP); g <= lastGroup; g++) groups[g] = groupDigest(blocks, g);
+    if (fresh.blocks.length !== replaced) return false;
+    const oldEnd = resume < starts.length ? (starts[resume] as number) : previous.length;
+    const newEnd = oldEnd + shift;
+    for (let i = 0; i < replaced; i++) {
+      const from = starts[first + i] as number;
+      const to = first + i + 1 < resume ? (starts[first + i + 1] as number) : oldEnd;
+      const freshFrom = fresh.starts[i] as number;
+      const freshTo = i + 1 < replaced ? (fresh.starts[i + 1] as number) : newEnd;
+      if (this.#keyIn(previous, from, to) !== this.#keyIn(text, freshFrom, freshTo)) return false;
+    }
+    return true;
+  }
+
+  /** The key of the block text[from, to). */
+  #keyIn(text: string, from: number, to: number): string {
+    const end = text.indexOf(this.#keyEnd, from);
+    return text.slice(from, end < 0 || end > to ? to : end);
   }
 }
 
@@ -83,19 +272,23 @@ export class ConfigDigest {
  * Blocks of text[from, to): their starts and digests. `stop(end)` is asked at each block end
  * (after a terminator); true ends the split there.
  */
-function split(text: string, from: number, to: number, stop: (end: number) => boolean): { starts: number[]; blocks: string[] } {
+function split(text: string, from: number, to: number, terminator: string, stop: (end: number) => boolean): { starts: number[]; blocks: string[] } {
   const starts: number[] = [];
   const blocks: string[] = [];
   let at = from;
   while (at < to) {
-    const terminator = text.indexOf(TERMINATOR, at);
-    const end = terminator < 0 || terminator + 2 > to ? to : terminator + 2;
+    const found = text.indexOf(terminator, at);
+    const end = found < 0 || found + terminator.length > to ? to : found + terminator.length;
     starts.push(at);
-    blocks.push(createHash('sha256').update(text.slice(at, end)).digest('binary'));
+    blocks.push(blockDigest(text.slice(at, end)));
     at = end;
     if (end === to || stop(end)) break;
   }
   return { starts, blocks };
+}
+
+function blockDigest(text: string): string {
+  return createHash('sha256').update(text).digest('binary');
 }
 
 function groupDigest(blocks: readonly string[], group: number): string {

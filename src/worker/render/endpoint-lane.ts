@@ -3,7 +3,11 @@
 // (serviceServers, assignSlots), each backend's section is re-rendered by the memo block that
 // rendered it (MemoCache.rerender: a memo block's text depends only on its key object and the
 // set's constants), and the new texts are spliced into the previous output, as are the backends'
-// server-slots lines. The result is what a whole render would give. Whenever that cannot be
+// server-slots lines: through the renderer's kept digests of both texts (LaneTexts), which find a
+// section by its first line and edit it in at O(log sections), so no step reads, copies or hashes
+// a whole text, and nothing per change grows with the cluster but for a few logarithms. The
+// indexes by Service, rejection and warning are built once per base. The result is what a whole
+// render would give. Whenever that cannot be
 // shown cheaply, the lane declines (undefined) and the caller renders the whole set. HTTPRoute
 // backends (`gw_…`, their Service maybe in another namespace) go the same way as Ingress ones:
 // their sections, filters included, are memo blocks keyed by the backend too. It declines when:
@@ -15,7 +19,7 @@
 // - the slot count of a backend changes (slots are structure: a reload follows anyway).
 // Changed server lines keep their number of lines, so the origin index of the base still holds.
 import type { KubeObject, OriginIndex, RenderBaseline, RenderExclusions, RenderSuccess, TemplateSetSource, TextEdit } from '../protocol.js';
-import type { Backend, RoutingModel } from '../routing/model.js';
+import type { Backend } from '../routing/model.js';
 import { modelOptions } from '../routing/model.js';
 import { RecordedReads } from '../routing/recorded-reads.js';
 import { assignSlots, SERVER_SLOTS_FILE, slotLine } from '../routing/server-slots.js';
@@ -26,28 +30,10 @@ import type { IndexedStore } from '../store/indexed-store.js';
 import { guardObject } from '../store/object-guard.js';
 import { ExclusionFilter } from '../store/render-exclusions.js';
 import type { OutputPaths, RenderScope, TemplateEngine } from '../templates/template-engine.js';
+import type { ConfigDigest } from './config-digest.js';
+import { exclusionsKey, indexByService, serviceNamespace, warnedAbout, type LaneBase } from './lane-base.js';
 import type { SliceChange } from './slice-services.js';
 import { applyEdits, sortedEdits } from './text-window.js';
-
-/** What a render leaves for the lane: its output and what it was rendered from. */
-export interface LaneBase {
-  readonly setHash: string;
-  readonly exclusions: string;
-  /** Each store of the set at the render, and its generation then (a store replaced by another instance counts as changed). */
-  readonly generations: ReadonlyMap<string, { readonly store: IndexedStore | undefined; readonly generation: number }>;
-  readonly outcome: RenderSuccess;
-  /** The current object of each backend (the model's, or the lane's since), by name. */
-  readonly backends: Map<string, Backend>;
-  /** The model's backends `backends` was made from, and whether the lane has changed it since. */
-  readonly source: readonly Backend[];
-  edited?: boolean;
-  /** Backend names by `namespace/service`, built on first use. */
-  byService?: Map<string, string[]>;
-  /** Stores the templates read themselves. */
-  readonly templateReads: ReadonlySet<string>;
-  /** UTF-8 bytes of the output (config and auxiliary files), counted on first use, then kept up to date by each lane render. */
-  bytes?: number;
-}
 
 export interface LaneRequest {
   readonly set: TemplateSetSource;
@@ -70,40 +56,17 @@ export interface LaneRender {
 }
 
 /**
- * The base a whole render leaves. The backends by name (and by Service) of `previous` are kept
- * when the model's backends are the same array and the lane has not changed them since.
+ * The kept digests of the config and of the server-slots file: whichever holds the base's text
+ * finds the edited sections by their key and is edited into the new text (config-digest.ts), so
+ * neither text is searched, copied or hashed whole. One that holds another text is left alone.
  */
-export function laneBase(
-  set: TemplateSetSource,
-  request: { readonly lookup: LaneRequest['lookup']; readonly exclusions?: RenderExclusions | undefined },
-  outcome: RenderSuccess,
-  routing: RoutingModel | undefined,
-  templateReads: ReadonlySet<string>,
-  previous?: LaneBase,
-): LaneBase | undefined {
-  if (routing === undefined) return undefined;
-  const generations = new Map<string, { store: IndexedStore | undefined; generation: number }>();
-  for (const def of set.stores) generations.set(def.name, storeAt(request.lookup(def.name)));
-  const base = { setHash: set.hash, exclusions: exclusionsKey(request.exclusions), generations, outcome, templateReads, source: routing.backends };
-  if (previous !== undefined && previous.source === routing.backends && previous.edited !== true) {
-    return { ...base, backends: previous.backends, ...(previous.byService === undefined ? {} : { byService: previous.byService }) };
-  }
-  const backends = new Map<string, Backend>();
-  for (const backend of routing.backends) backends.set(backend.name, backend);
-  return { ...base, backends };
-}
-
-/** A store and its generation now, for LaneBase.generations. */
-export function storeAt(store: IndexedStore | undefined): { store: IndexedStore | undefined; generation: number } {
-  return { store, generation: store?.generation ?? -1 };
-}
-
-export function exclusionsKey(exclusions: RenderExclusions | undefined): string {
-  return exclusions === undefined ? '' : JSON.stringify(exclusions);
+export interface LaneTexts {
+  readonly config: ConfigDigest;
+  readonly slots: ConfigDigest;
 }
 
 /** The render after `changes` (all in the EndpointSlice store), or undefined when the lane declines. */
-export function endpointLane(engine: TemplateEngine, base: LaneBase, request: LaneRequest, changes: readonly SliceChange[] | undefined): LaneRender | undefined {
+export function endpointLane(engine: TemplateEngine, base: LaneBase, request: LaneRequest, changes: readonly SliceChange[] | undefined, texts?: LaneTexts): LaneRender | undefined {
   const { set, lookup } = request;
   const options = modelOptions(set.values);
   const sliceStore = options.stores.endpointSlices;
@@ -119,14 +82,15 @@ export function endpointLane(engine: TemplateEngine, base: LaneBase, request: La
   for (const change of changes) {
     const object = store?.get(change.key);
     if (object !== undefined && !cleanVerdict(object, request.context)) return undefined;
-    if (base.outcome.rejections.some((r) => r.kind === kind && `${r.namespace}/${r.name}` === change.key)) return undefined;
+    base.rejected ??= new Set(base.outcome.rejections.map((r) => `${r.kind}\0${r.namespace}/${r.name}`));
+    if (base.rejected.has(`${kind}\0${change.key}`)) return undefined;
     for (const service of change.services) services.add(service);
   }
   const byService = (base.byService ??= indexByService(base.backends));
   const reader = new GuardedReader(lookup, () => undefined, request.context, new ExclusionFilter(request.exclusions));
   const changed: [Backend, Backend][] = [];
   for (const service of services) {
-    if (base.outcome.warnings.some((warning) => warning.includes(` ${service}`))) return undefined;
+    if (warnedAbout(base, service)) return undefined;
     for (const name of byService.get(service) ?? []) {
       const backend = base.backends.get(name) as Backend;
       const next = reslotted(backend, reader, options);
@@ -134,7 +98,7 @@ export function endpointLane(engine: TemplateEngine, base: LaneBase, request: La
       if (next !== backend) changed.push([backend, next]);
     }
   }
-  return splice(engine, base, request, changed);
+  return splice(engine, base, request, changed, texts);
 }
 
 /** The backend with its servers resolved again: itself when they are the same, undefined to decline. */
@@ -157,10 +121,12 @@ function reslotted(backend: Backend, reader: GuardedReader, options: ReturnType<
 }
 
 /** The base's output with the changed backends' sections and slot lines re-rendered in place. */
-function splice(engine: TemplateEngine, base: LaneBase, request: LaneRequest, changed: readonly [Backend, Backend][]): LaneRender | undefined {
+function splice(engine: TemplateEngine, base: LaneBase, request: LaneRequest, changed: readonly [Backend, Backend][], texts: LaneTexts | undefined): LaneRender | undefined {
   const { outcome } = base;
   const config = outcome.haproxyConfig;
   const slots = outcome.auxiliaryFiles.files[SERVER_SLOTS_FILE];
+  const configText = texts !== undefined && texts.config.text === config ? texts.config : undefined;
+  const slotsText = texts !== undefined && slots !== undefined && texts.slots.text === slots ? texts.slots : undefined;
   const configEdits: TextEdit[] = [];
   const slotEdits: TextEdit[] = [];
   const memo = engine.memoOf(request.set);
@@ -180,27 +146,30 @@ function splice(engine: TemplateEngine, base: LaneBase, request: LaneRequest, ch
     const texts = memo.rerender(before, after, data);
     if (texts.length === 0) return undefined;
     for (const text of texts) {
-      const at = lineStartIndex(config, text.before);
+      const at = startOf(configText, config, text.before);
       if (!text.id.startsWith('haproxyConfig#') || at < 0 || lineCount(text.before) !== lineCount(text.after)) return undefined;
       configEdits.push({ at, remove: text.before.length, text: text.after });
       bytes += Buffer.byteLength(text.after) - Buffer.byteLength(text.before);
     }
     if (slots !== undefined) {
       const old = slotLine(before.name, before.servers.map((server) => (server.enabled ? server.address : '')));
-      const at = lineStartIndex(slots, old);
+      const at = startOf(slotsText, slots, old);
       if (at < 0) return undefined;
       const line = slotLine(after.name, after.servers.map((server) => (server.enabled ? server.address : '')));
       slotEdits.push({ at, remove: old.length, text: line });
       bytes += Buffer.byteLength(line) - Buffer.byteLength(old);
     }
   }
-  const haproxyConfig = applyEdits(config, configEdits);
-  const slotText = slots === undefined ? undefined : applyEdits(slots, slotEdits);
+  const haproxyConfig = configText?.edit(configEdits)?.text ?? applyEdits(config, configEdits);
+  const slotText = slots === undefined ? undefined : (slotsText?.edit(slotEdits)?.text ?? applyEdits(slots, slotEdits));
   if (haproxyConfig === undefined || (slots !== undefined && slotText === undefined)) return undefined;
   const files = slotText === undefined ? outcome.auxiliaryFiles.files : { ...outcome.auxiliaryFiles.files, [SERVER_SLOTS_FILE]: slotText };
-  for (const [, after] of changed) base.backends.set(after.name, after);
+  for (const [before, after] of changed) {
+    base.backends.set(after.name, after);
+    // The model's object, for laneBase to put back.
+    if (!(base.laneEdited ??= new Map()).has(after.name)) base.laneEdited.set(after.name, before);
+  }
   base.bytes = bytes;
-  if (changed.length > 0) base.edited = true;
   const edits: Record<string, readonly TextEdit[]> = {};
   if (configEdits.length > 0) edits['config'] = sortedEdits(configEdits);
   if (slotEdits.length > 0) edits[`files/${SERVER_SLOTS_FILE}`] = sortedEdits(slotEdits);
@@ -212,6 +181,12 @@ function outputBytes(outcome: RenderSuccess): number {
   let bytes = Buffer.byteLength(outcome.haproxyConfig);
   for (const kind of ['maps', 'files', 'certificates'] as const) for (const text of Object.values(outcome.auxiliaryFiles[kind])) bytes += Buffer.byteLength(text);
   return bytes;
+}
+
+/** Where `needle` starts a block of `text` as the kept digest of `text` indexes them, or else where it starts a line of `text`; -1 for nowhere. */
+function startOf(kept: ConfigDigest | undefined, text: string, needle: string): number {
+  const at = kept?.find(needle) ?? -1;
+  return at >= 0 ? at : lineStartIndex(text, needle);
 }
 
 /**
@@ -251,20 +226,4 @@ function sameOutput(baseline: RenderBaseline | undefined, outcome: RenderSuccess
     if (Object.keys(a).length !== names.length || names.some((name) => a[name] !== b[name])) return false;
   }
   return true;
-}
-
-function indexByService(backends: ReadonlyMap<string, Backend>): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const backend of backends.values()) {
-    const key = `${serviceNamespace(backend)}/${backend.service}`;
-    const list = out.get(key);
-    if (list === undefined) out.set(key, [backend.name]);
-    else list.push(backend.name);
-  }
-  return out;
-}
-
-/** The namespace of a backend's Service: its own, or the one an HTTPRoute's backendRef names. */
-function serviceNamespace(backend: Backend): string {
-  return backend.serviceNamespace ?? backend.namespace;
 }

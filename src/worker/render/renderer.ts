@@ -4,7 +4,6 @@
 // Every rejection is reported (escaped) and returned as data; object data never fails a render;
 // the output is capped in size. Returns plain data, never throws: failures become PipelineErrors
 // on the main thread.
-import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { contextOf, withGuardContext } from '../store/guard-context.js';
 import type { Finding } from '../routing/findings.js';
@@ -16,9 +15,11 @@ import { escapeLogText, printable } from '../store/log-text.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, MAX_SERVER_SLOTS } from '../store/value-limits.js';
 import type { AuxiliaryFiles, OriginIndex, Rejection, RenderBaseline, RenderExclusions, RenderOutcome, RenderSuccess, TemplateSetSource } from '../protocol.js';
 import { ExclusionFilter } from '../store/render-exclusions.js';
+import { checksum, lineDigestOf, SLOTS_ID } from './checksum.js';
 import { ConfigDigest } from './config-digest.js';
 import { OriginIndexer, withSections } from './origin-index.js';
-import { endpointLane, laneBase, storeAt, type LaneBase, type LaneRender } from './endpoint-lane.js';
+import { endpointLane, type LaneRender } from './endpoint-lane.js';
+import { laneBase, storeAt, type LaneBase } from './lane-base.js';
 import { SliceServices } from './slice-services.js';
 import { outputPaths, type RenderScope, type TemplateEngine } from '../templates/template-engine.js';
 import { formatIssue, IncrementalValidator, type ValidationIssue } from '../validate/validator.js';
@@ -48,6 +49,8 @@ interface EngineState {
   readonly digests: Map<string, { text: string; digest: string }>;
   /** The config's digest, kept per block between renders. */
   readonly configDigest: ConfigDigest;
+  /** The digests of the line-digested files (LINE_DIGESTED), kept per line between renders. */
+  readonly lineDigests: Map<string, ConfigDigest>;
   /** The origin index's objects and names, reused where the model's objects are the same. */
   readonly origins: OriginIndexer;
   /** The Service of each EndpointSlice, and what the last render leaves the endpoint lane. */
@@ -58,7 +61,7 @@ interface EngineState {
 function stateOf(engine: TemplateEngine): EngineState {
   let state = engineStates.get(engine);
   if (state === undefined) {
-    state = { validator: new IncrementalValidator(), digests: new Map(), configDigest: new ConfigDigest(), origins: new OriginIndexer(), slices: new SliceServices(), lane: undefined };
+    state = { validator: new IncrementalValidator(), digests: new Map(), configDigest: new ConfigDigest(), lineDigests: new Map(), origins: new OriginIndexer(), slices: new SliceServices(), lane: undefined };
     engineStates.set(engine, state);
   }
   return state;
@@ -108,7 +111,8 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
   const base = state.lane;
   state.lane = undefined;
   if (base !== undefined && sliceStore !== undefined && warnings.length === 0) {
-    const lane = withGuardContext(context, () => endpointLane(engine, base, { ...request, context, paths, baseline: request.baseline, exclusions: request.exclusions }, changes));
+    const texts = { config: state.configDigest, slots: lineDigestOf(state.lineDigests, SLOTS_ID) };
+    const lane = withGuardContext(context, () => endpointLane(engine, base, { ...request, context, paths, baseline: request.baseline, exclusions: request.exclusions }, changes, texts));
     if (lane !== undefined) {
       // The validator's text is the previous output's, which the lane's output replaces.
       state.validator.releaseText();
@@ -134,14 +138,14 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
   const tooLarge = outputSizeProblem(output.haproxyConfig, output.auxiliaryFiles, set.values.maxOutputBytes);
   if (tooLarge !== null) return { ok: false, phase: 'render', message: tooLarge, warnings, rejections };
 
-  const { validator, digests } = state;
+  const { validator } = state;
   const structure = validator.validateStructure(output.haproxyConfig, output.auxiliaryFiles, paths);
   warnings.push(...structure.warnings);
   if (structure.errors.length > 0) return failure('validation', structure.errors, warnings, rejections);
   const auxiliary = validator.checkAuxiliaryFiles(output.auxiliaryFiles, output.haproxyConfig, paths);
   warnings.push(...auxiliary.warnings);
   if (auxiliary.errors.length > 0) return failure('auxiliary', auxiliary.errors, warnings, rejections);
-  const sum = checksum(output.haproxyConfig, output.auxiliaryFiles, digests, state.configDigest);
+  const sum = checksum(output.haproxyConfig, output.auxiliaryFiles, state);
   const validated = performance.now();
 
   const success: RenderSuccess = {
@@ -168,11 +172,9 @@ function laneOutcome(lane: LaneRender, base: LaneBase, state: EngineState, store
   // The same limit as a full render's (values.maxOutputBytes).
   const tooLarge = outputSizeProblem(lane.haproxyConfig, lane.auxiliaryFiles, maxOutputBytes, lane.bytes);
   if (tooLarge !== null) return { ok: false, phase: 'render', message: tooLarge, warnings: [...previous.warnings], rejections: previous.rejections };
-  const edits = lane.edits['config'] ?? [];
-  const first = edits[0];
-  const last = edits[edits.length - 1];
-  const window = first === undefined || last === undefined ? undefined : { prefix: first.at, suffix: previous.haproxyConfig.length - (last.at + last.remove) };
-  const sum = checksum(lane.haproxyConfig, lane.auxiliaryFiles, state.digests, state.configDigest, window);
+  // The lane edited the kept digests into its texts when they held the base's (and otherwise left
+  // them alone): either way the checksum needs no window of the edits, which would be of the base.
+  const sum = checksum(lane.haproxyConfig, lane.auxiliaryFiles, state);
   const rendered = performance.now();
   // The same origins, their sections read from this config: the previous config stays unpinned.
   const origins = previous.origins === undefined ? {} : { origins: withSections({ objects: previous.origins.objects, names: previous.origins.names }, lane.haproxyConfig) };
@@ -213,42 +215,4 @@ function outputSizeProblem(config: string, aux: AuxiliaryFiles, configured: unkn
   for (const text of texts) bytes += Buffer.byteLength(text);
   if (bytes <= limit) return null;
   return `the rendered output is ${bytes} bytes (config and auxiliary files), over the limit of ${limit} bytes (values.maxOutputBytes)`;
-}
-
-/**
- * SHA-256 over the config's digest (combined from its blocks', config-digest.ts) and each
- * auxiliary file's kind, name and digest, in a fixed order. Per-file digests let an unchanged
- * file (the same text as in the previous render) skip hashing: `digests` remembers the last text
- * and digest per file, and `configDigest` the config's blocks.
- */
-export function checksum(
-  config: string,
-  aux: AuxiliaryFiles,
-  digests?: Map<string, { text: string; digest: string }>,
-  configDigest: ConfigDigest = new ConfigDigest(),
-  window?: { readonly prefix: number; readonly suffix: number },
-): string {
-  const hash = createHash('sha256');
-  hash.update(configDigest.digest(config, window));
-  for (const kind of ['maps', 'files', 'certificates'] as const) {
-    const files = aux[kind];
-    for (const name of Object.keys(files).sort()) {
-      hash.update(`\0${kind}/${name}\0`);
-      hash.update(fileDigest(`${kind}/${name}`, files[name] as string, digests));
-    }
-  }
-  if (digests !== undefined) {
-    // Bounded by the files of this render.
-    const live = new Set(['config', ...(['maps', 'files', 'certificates'] as const).flatMap((kind) => Object.keys(aux[kind]).map((name) => `${kind}/${name}`))]);
-    for (const id of digests.keys()) if (!live.has(id)) digests.delete(id);
-  }
-  return hash.digest('hex');
-}
-
-function fileDigest(id: string, text: string, digests: Map<string, { text: string; digest: string }> | undefined): string {
-  const known = digests?.get(id);
-  if (known !== undefined && known.text === text) return known.digest;
-  const digest = createHash('sha256').update(text).digest('hex');
-  digests?.set(id, { text, digest });
-  return digest;
 }

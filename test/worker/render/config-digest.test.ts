@@ -1,7 +1,9 @@
 // The block-wise config digest: whatever path a text took (hashed at once, or changed into from
 // earlier texts), the same text has the same digest, and different texts differ.
 import { describe, expect, it } from 'vitest';
+import type { TextEdit } from '../../../src/worker/protocol.js';
 import { ConfigDigest } from '../../../src/worker/render/config-digest.js';
+import { applyEdits } from '../../../src/worker/render/text-window.js';
 
 /** A deterministic pseudo-random source (xorshift). */
 function random(seed: number): () => number {
@@ -59,5 +61,116 @@ describe('ConfigDigest', () => {
     const kept = new ConfigDigest();
     kept.digest(a);
     expect(kept.digest(b, { prefix: at, suffix: a.length - at - 'backend b100'.length })).toBe(new ConfigDigest().digest(b));
+  });
+});
+
+/** Random edits of `text` for ConfigDigest.edit: most inside one block (as the endpoint lane makes them), some across blocks, making or joining blank lines, or at the end. */
+function edits(text: string, rnd: () => number, terminator: string): TextEdit[] {
+  const out: TextEdit[] = [];
+  const count = 1 + Math.floor(rnd() * 4);
+  let from = 0;
+  for (let e = 0; e < count && from < text.length; e++) {
+    const at = from + Math.floor(rnd() * Math.min(text.length - from, text.length / count));
+    const kind = rnd();
+    const remove = Math.min(text.length - at, kind < 0.7 ? Math.floor(rnd() * 12) : Math.floor(rnd() * 600));
+    const inserts = ['7', '10.9.9.9:80', '', 'x'.repeat(20), kind < 0.9 ? 'y' : terminator, '\n', '\n\n\n'];
+    out.push({ at, remove, text: inserts[Math.floor(rnd() * inserts.length)] as string });
+    from = at + remove + 1 + Math.floor(rnd() * 200);
+  }
+  if (rnd() < 0.05) out.push({ at: text.length, remove: 0, text: '\nbackend tail\n' });
+  return out.filter((edit, i) => i === 0 || edit.at >= (out[i - 1] as TextEdit).at + (out[i - 1] as TextEdit).remove);
+}
+
+/** Where each block starts: after each first terminator from the previous start. */
+function blockStarts(text: string, terminator: string): number[] {
+  const starts: number[] = [];
+  for (let at = 0; at < text.length; ) {
+    starts.push(at);
+    const found = text.indexOf(terminator, at);
+    at = found < 0 ? text.length : found + terminator.length;
+  }
+  return starts;
+}
+
+/** What `find` gives, the long way: the first block whose key is the needle's, if it starts with the needle. */
+function naiveFind(text: string, starts: readonly number[], needle: string, keyEnd: string): number {
+  const keyOf = (t: string): string => (t.includes(keyEnd) ? t.slice(0, t.indexOf(keyEnd)) : t);
+  const key = keyOf(needle);
+  for (let j = 0; j < starts.length; j++) {
+    const block = text.slice(starts[j], starts[j + 1] ?? text.length);
+    if (keyOf(block) === key) return text.startsWith(needle, starts[j]) ? (starts[j] as number) : -1;
+  }
+  return -1;
+}
+
+function slotLines(backends: number, rnd: () => number): string {
+  let text = '';
+  for (let i = 0; i < backends; i++) text += `ing_b${i} 10.0.${i % 250}.${Math.floor(rnd() * 250)}:8080 - -\n`;
+  return text;
+}
+
+describe('ConfigDigest.edit', () => {
+  for (const [name, terminator, keyEnd, make] of [
+    ['config blocks', '\n\n', '\n', config],
+    ['file lines', '\n', ' ', slotLines],
+  ] as const) {
+    it(`gives the text the edits make and the digest a cold digest of it gives, over random edit sequences (${name})`, () => {
+      const rnd = random(23);
+      const kept = new ConfigDigest(terminator, keyEnd);
+      let text = make(500, rnd);
+      kept.digest(text);
+      for (let i = 0; i < 400; i++) {
+        const batch = edits(text, rnd, terminator);
+        const next = applyEdits(text, batch) as string;
+        const edited = kept.edit(batch);
+        expect(edited?.text, `edit ${i}`).toBe(next);
+        expect(edited?.digest, `edit ${i}`).toBe(new ConfigDigest(terminator, keyEnd).digest(next));
+        text = next;
+        // Now and then a whole render's way in, from the edited text: the two ways mix.
+        if (i % 37 === 0) {
+          text = edit(text, rnd);
+          expect(kept.digest(text), `digest after edit ${i}`).toBe(new ConfigDigest(terminator, keyEnd).digest(text));
+        }
+        // A block found by the start of its text is where a search of the text from scratch finds it.
+        const starts = blockStarts(text, terminator);
+        const j = Math.floor(rnd() * starts.length);
+        const from = starts[j] as number;
+        const needle = text.slice(from, from + 1 + Math.floor(rnd() * 60));
+        expect(kept.find(needle), `find after edit ${i}`).toBe(naiveFind(text, starts, needle, keyEnd));
+      }
+    });
+  }
+
+  it('finds a block by its key where it starts, follows edits, and says -1 where no block starts with the text', () => {
+    const rnd = random(29);
+    const kept = new ConfigDigest();
+    const text = config(50, rnd);
+    kept.digest(text);
+    const section = (i: number, t: string): string => {
+      const at = t.indexOf(`backend b${i}\n`);
+      return t.slice(at, t.indexOf('\n', t.indexOf('server', at)) + 1);
+    };
+    expect(kept.find(section(20, text))).toBe(text.indexOf('backend b20\n'));
+    expect(kept.find('backend b20\n  server s1 10.255.')).toBe(-1);
+    expect(kept.find('backend nowhere\n')).toBe(-1);
+    // An edit that makes block 10 longer moves every later block.
+    const at = text.indexOf('backend b10\n') + 'backend b10\n'.length;
+    const edited = kept.edit([{ at, remove: 0, text: '  balance roundrobin\n' }]);
+    const now = edited?.text as string;
+    expect(kept.find(section(20, now))).toBe(now.indexOf('backend b20\n'));
+    expect(kept.find(section(10, now))).toBe(now.indexOf('backend b10\n'));
+    // A block renamed by an edit is found under its new key, not the old one.
+    const rename = now.indexOf('backend b30\n') + 'backend b3'.length;
+    const renamed = kept.edit([{ at: rename, remove: 1, text: '0x' }])?.text as string;
+    expect(kept.find('backend b30x\n')).toBe(renamed.indexOf('backend b30x\n'));
+    expect(kept.find('backend b30\n')).toBe(-1);
+  });
+
+  it('edits nothing without a text, and leaves an out-of-range edit to the caller', () => {
+    const kept = new ConfigDigest();
+    expect(kept.edit([{ at: 0, remove: 0, text: 'x' }])).toBeUndefined();
+    kept.digest('global\n\nbackend a\n');
+    expect(kept.edit([{ at: 5, remove: 100, text: 'x' }])).toBeUndefined();
+    expect(kept.digest('global\n\nbackend a\n')).toBe(new ConfigDigest().digest('global\n\nbackend a\n'));
   });
 });

@@ -162,6 +162,36 @@ describe('the endpoint lane', () => {
     expect(lane.render().edits).toBeUndefined();
   });
 
+  it('renders the whole set for a Service a warning names, a longer name after it included, and edits the others', async () => {
+    const objects = [...cluster(12), ingress(NS, 'broken', { rules: [rule('broken.example.com', { path: '/', service: 'svc10', port: 9999 })] })];
+    const lane = new Lane(await defaultTemplateSet(), objects);
+    const first = lane.render();
+    expect(first.warnings.some((w) => w.includes(' shop/svc10 '))).toBe(true);
+    lane.slices().upsert(endpointSlice(NS, 'svc10', ['10.0.10.7']));
+    expect(lane.render().edits).toBeUndefined();
+    // `shop/svc1` is the start of the name the warning gives: the lane declines it as well.
+    lane.slices().upsert(endpointSlice(NS, 'svc1', ['10.0.1.7']));
+    expect(lane.render().edits).toBeUndefined();
+    lane.slices().upsert(endpointSlice(NS, 'svc2', ['10.0.2.7']));
+    expect(lane.render().edits?.['config']).toHaveLength(1);
+  });
+
+  it('edits many backends render after render, one with two slot lines among them, each render equal to a cold one', async () => {
+    const objects = cluster(30);
+    objects.push(service(NS, 'big'), endpointSlice(NS, 'big', Array.from({ length: 105 }, (_, i) => `10.5.${Math.floor(i / 200)}.${(i % 200) + 1}`)));
+    objects.push(ingress(NS, 'bigapp', { rules: [rule('big.example.com', { path: '/', service: 'big' })] }));
+    const lane = new Lane(await defaultTemplateSet(), objects);
+    lane.render();
+    for (let step = 1; step <= 12; step++) {
+      const app = (step * 7) % 30;
+      lane.slices().upsert(endpointSlice(NS, `svc${app}`, [`10.0.${app}.1`, `10.0.${app}.${100 + step}`]));
+      lane.slices().upsert(endpointSlice(NS, 'big', Array.from({ length: 105 }, (_, i) => `10.5.${Math.floor(i / 200)}.${((i + step) % 200) + 1}`)));
+      const outcome = lane.render();
+      expect(Object.keys(outcome.edits ?? {}).sort(), `step ${step}`).toEqual(['config', `files/${SERVER_SLOTS_FILE}`]);
+      expect(outcome.auxiliaryFiles.files[SERVER_SLOTS_FILE]?.match(/^ing_shop_bigapp_big_80 /gm)).toHaveLength(2);
+    }
+  });
+
   it('renders the whole set when a template reads the EndpointSlice store itself', async () => {
     const base = await defaultTemplateSet();
     const set: TemplateSetSource = {
