@@ -16,6 +16,8 @@ import { TemplateEngine } from './templates/template-engine.js';
 import type {
   AuxiliaryFiles,
   ControlPortAnnouncement,
+  OriginIndex,
+  OriginObject,
   RenderBaseline,
   RenderSuccess,
   RenderTask,
@@ -86,6 +88,8 @@ const recentOutputs = new Map<string, RenderBaseline>();
 // per Ingress), but measured on a two-worker pool it made endpoint-only renders slower (at 10,000
 // Ingresses, a median of 15 ms against 9 ms), so the one before it stays.
 const RECENT_OUTPUTS = 2;
+/** The origin index of the newest output, so that the next result can carry only the objects that changed. */
+let newestOrigins: { readonly renderId: string; readonly origins: OriginIndex } | undefined;
 
 export default function render(task: RenderTask): RenderTaskResult {
   const set = templateSets.get(task.templateSetHash);
@@ -117,10 +121,44 @@ export default function render(task: RenderTask): RenderTaskResult {
   const received = receivedRef === undefined ? undefined : recentOutputs.get(receivedRef);
   recentOutputs.set(task.renderId, { haproxyConfig: outcome.haproxyConfig, auxiliaryFiles: outcome.auxiliaryFiles });
   while (recentOutputs.size > RECENT_OUTPUTS) recentOutputs.delete(recentOutputs.keys().next().value as string);
+  const heldOrigins = newestOrigins?.renderId === receivedRef ? newestOrigins?.origins : undefined;
+  newestOrigins = outcome.origins === undefined ? undefined : { renderId: task.renderId, origins: outcome.origins };
   const { edits, ...full } = outcome;
   // The endpoint lane edited the output the main thread holds: only the edits cross.
   if (edits !== undefined && received !== undefined && receivedRef !== undefined && receivedRef === newest) return { ...asEdits(full, edits, receivedRef), threadId };
-  return received === undefined ? { ...full, threadId } : { ...withoutRepeats(full, received, receivedRef as string), threadId };
+  if (received === undefined || receivedRef === undefined) return { ...full, threadId };
+  return { ...withOriginChanges(withoutRepeats(full, received, receivedRef), heldOrigins, receivedRef), threadId };
+}
+
+/**
+ * The result with its origin index as the objects that changed since `held` (output `from`'s,
+ * which the main thread holds), when the names and the number of objects are the same: the
+ * index's objects and names are reused between renders, so this costs an identity check per object.
+ */
+function withOriginChanges(result: RenderSuccess, held: OriginIndex | undefined, from: string): RenderSuccess {
+  const next = result.origins;
+  if (next === undefined || held === undefined || next.objects.length !== held.objects.length || !sameNames(held.names, next.names)) return result;
+  const changes: (readonly [number, OriginObject])[] = [];
+  // Past a quarter of the objects the whole index is as cheap to send.
+  const limit = next.objects.length / 4;
+  for (let i = 0; i < next.objects.length; i++) {
+    const before = held.objects[i] as OriginObject;
+    const after = next.objects[i] as OriginObject;
+    if (before === after || (before.kind === after.kind && before.namespace === after.namespace && before.name === after.name && before.version === after.version)) continue;
+    if (changes.length >= limit) return result;
+    changes.push([i, after]);
+  }
+  const rest: RenderSuccess & { origins?: RenderSuccess['origins'] } = { ...result };
+  delete rest.origins;
+  return { ...rest, reused: { ...(result.reused ?? { from, config: false, files: [] }), originObjects: changes } };
+}
+
+function sameNames(a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>): boolean {
+  if (a === b) return true;
+  const keys = Object.keys(b);
+  if (Object.keys(a).length !== keys.length) return false;
+  for (const key of keys) if (!Object.hasOwn(a, key) || a[key] !== b[key]) return false;
+  return true;
 }
 
 /** The result as edits of output `from`: edited files travel as their edits, the others not at all, nor the origin index. */

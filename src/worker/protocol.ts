@@ -269,6 +269,12 @@ export interface ReusedFiles {
    * has none (the endpoint lane's).
    */
   readonly edits?: Readonly<Record<string, readonly TextEdit[]>>;
+  /**
+   * The origin index is output `from`'s with these objects replaced (by position), the names the
+   * same: the result carries no index of its own. An Ingress change renames no section but
+   * changes its object's version, and the whole index would cost the main thread a copy per object.
+   */
+  readonly originObjects?: readonly (readonly [index: number, object: OriginObject])[];
 }
 
 /** `remove` characters at `at` (in the text before) replaced by `text`; sorted, apart; whole sections in a config. */
