@@ -43,13 +43,23 @@ export interface DiffOptions {
 
 export const DEFAULT_RUNTIME_FILES: readonly string[] = ['server-slots.txt'];
 
+/** What a patch tells the diff of its maps (patch-diff.ts): each edited map's edits, and the whole new config, which says how each map is looked up. */
+export interface PatchedMaps {
+  readonly mapEdits: Readonly<Record<string, readonly TextEdit[]>>;
+  /** The whole config of the new render, when the diff is given only its edited sections. */
+  readonly config?: string;
+}
+
+const NO_PATCH: PatchedMaps = { mapEdits: {} };
+
 /**
  * Classifies the change from `deployed` to `next`. Runtime-eligible: a server slot's address,
  * port, weight or state in a backend both have with the same server names in the same order; an
  * entry of a map file both have. The rest of each config is compared natively outside the changed
  * window (see `changedWindow`), sections inside it by text, and only differing ones are parsed.
  */
-export function diffRenders(deployed: DiffInput, next: DiffInput, options: DiffOptions = {}, mapEdits: Readonly<Record<string, readonly TextEdit[]>> = {}): ConfigDiff {
+export function diffRenders(deployed: DiffInput, next: DiffInput, options: DiffOptions = {}, patched: PatchedMaps = NO_PATCH): ConfigDiff {
+  const mapEdits = patched.mapEdits;
   const reasons = new Reasons(options.maxReasons ?? 20);
   const ops: RuntimeOp[] = [];
   // Equal strings compare by memcmp; of a changed config only the sections around the changes are indexed.
@@ -72,7 +82,7 @@ export function diffRenders(deployed: DiffInput, next: DiffInput, options: DiffO
     else if (oldMaps[name] !== text) {
       const file = posix.join(mapsDir, name);
       const before = oldMaps[name] as string;
-      const ordered = orderMatters(next.haproxyConfig, file);
+      const ordered = mapOrder(patched.config ?? next.haproxyConfig, file);
       const edits = Object.hasOwn(mapEdits, name) ? mapEdits[name] : undefined;
       ops.push(...((edits === undefined ? undefined : diffMapEdits(file, before, text, edits, threshold, ordered)) ?? diffMap(file, indexMap(before), indexMap(text), threshold, ordered)));
     }
@@ -248,6 +258,17 @@ function entryFrom(text: string, from: number): boolean {
     lineStart = newline + 1;
   }
   return false;
+}
+
+/** The last config's answers of orderMatters: renders of runtime changes share their config (the same string). */
+let orderMemo: { readonly config: string; readonly byFile: Map<string, boolean> } | undefined;
+
+/** orderMatters, once per config and map file (a search of the whole config each). */
+function mapOrder(config: string, file: string): boolean {
+  if (orderMemo?.config !== config) orderMemo = { config, byFile: new Map() };
+  let ordered = orderMemo.byFile.get(file);
+  if (ordered === undefined) orderMemo.byFile.set(file, (ordered = orderMatters(config, file)));
+  return ordered;
 }
 
 /** Converters that look a key up exactly (a tree in HAProxy): entry order cannot matter. */

@@ -48,7 +48,8 @@ export function diffPatch(deployed: DiffInput, next: DiffInput, patch: RenderPat
     if (kind === 'maps') mapEdits[name] = patch.edits[id] ?? [];
   }
   // A map's edits are diffed as its changed lines where that tells as much as the whole map.
-  return diffRenders({ haproxyConfig: before, auxiliaryFiles: oldFiles as AuxiliaryFiles }, { haproxyConfig: after, auxiliaryFiles: newFiles as AuxiliaryFiles }, options, mapEdits);
+  // How each map is looked up is read from the whole new config, not from its edited sections.
+  return diffRenders({ haproxyConfig: before, auxiliaryFiles: oldFiles as AuxiliaryFiles }, { haproxyConfig: after, auxiliaryFiles: newFiles as AuxiliaryFiles }, options, { mapEdits, config: next.haproxyConfig });
 }
 
 /** `diffDeployed` that keeps the last pair's answer, keyed by the two checksums. */

@@ -113,6 +113,25 @@ describe('diffPatch of an edited map', () => {
     expect(compared).toBeGreaterThan(300);
   });
 
+  it('reads how a map is looked up from the whole config when the patch also edits other sections', () => {
+    const frontend = configUsing('map');
+    const backendBefore = 'backend be_a\n  server s1 10.0.0.1:80\n';
+    const backendAfter = 'backend be_a\n  server s1 10.0.0.2:80\n';
+    const deployed = render('r1', frontend + backendBefore, '/a be_a\n/b be_b\n/c be_c\n');
+    const edits = {
+      config: [{ at: frontend.length, remove: backendBefore.length, text: backendAfter }],
+      'maps/paths.map': [{ at: 7, remove: 7, text: '/d be_d\n' }],
+    };
+    const patched: DeployableRender = { ...render('r2', frontend + backendAfter, '/a be_a\n/d be_d\n/c be_c\n'), patch: { from: 'r1', edits } };
+    const diff = diffPatch(deployed, patched, patched.patch as NonNullable<DeployableRender['patch']>);
+    expect(diff).toEqual(diffRenders(deployed, patched));
+    // An exact-lookup map takes entry operations, not a replacement.
+    expect(diff.runtimeOps.filter((op) => op.type.startsWith('map'))).toEqual([
+      { type: 'map-del', file: '/etc/haproxy/maps/paths.map', key: '/b' },
+      { type: 'map-add', file: '/etc/haproxy/maps/paths.map', key: '/d', value: 'be_d' },
+    ]);
+  });
+
   it('falls back to the whole map for an edit that does not cover whole lines', () => {
     const config = configUsing('map');
     const deployed = render('r1', config, '/a be_a\n/b be_b\n');
