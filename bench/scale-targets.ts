@@ -32,11 +32,16 @@ export function scaleTargets(rows: readonly Row[]): Target[] {
     const ratio = (key: string): number | undefined => (small === undefined ? undefined : Number(row[key]) / Number(small[key]));
     out.push(target(`1 Ingress changed at ${n} / the same at 1,000`, 2, ratio('ingressChangeTotalMs')));
     out.push(target(`1 EndpointSlice changed at ${n} / the same at 1,000`, 2, ratio('sliceChangeTotalMs')));
+    // Flat in N: the main thread's time per execute against the same at 1,000.
+    out.push(target(`main-thread time, 1 EndpointSlice changed at ${n} / the same at 1,000`, 2, ratio('sliceChangeMainThreadMs')));
     if (row.ingressChangeCpuMs !== undefined) out.push(target(`1 Ingress changed at ${n} / the same at 1,000, CPU time (inline)`, 2, ratio('ingressChangeCpuMs')));
   }
   if (largest !== undefined && Number(largest.ingresses) >= 10_000) {
     out.push(target(`1 Ingress changed at ${largest.ingresses} / cold at ${largest.ingresses}`, 0.005, Number(largest.ingressChangeOverCold), ''));
     out.push(target(`main-thread dispatch of a 1-change render at ${largest.ingresses}`, 1, Number(largest.dispatchMs), 'ms'));
+    // The whole execute as the main thread sees it, result included: 1 Ingress and 1 EndpointSlice changed.
+    out.push(target(`main-thread time of a 1-Ingress-change execute at ${largest.ingresses}`, 1, Number(largest.ingressChangeMainThreadMs), 'ms'));
+    out.push(target(`main-thread time of a 1-EndpointSlice-change execute at ${largest.ingresses}`, 1, Number(largest.sliceChangeMainThreadMs), 'ms'));
   }
   if (largest !== undefined && Number(largest.ingresses) >= 10_000 && largest.liveHeapPerIngressKiB !== undefined) {
     const n = largest.ingresses;

@@ -1,7 +1,8 @@
 // Scaling curve (`npm run bench:scale`): for each cluster size N it records, on a fresh
 // one-thread PoolPipeline, the cold render (first render in a fresh worker), the incremental
 // render after one Ingress changed and after one EndpointSlice changed (render and validation),
-// the main thread's dispatch cost for that change, rendered size and the worker's heap, and the
+// the main thread's dispatch cost for that change (before the task is handed over, and its CPU
+// time over the whole execute, result included: main-thread-time.ts), rendered size and the worker's heap, and the
 // CPU time of a 1-Ingress-change render run inline (free of preemption). Writes bench/results/scale.json and bench/results/scale.svg.
 // Then the same apps routed by HTTPRoutes instead (route-cluster.ts; default N = 1,000 and 10,000,
 // `--route-sizes`): 1 HTTPRoute changed and 1 EndpointSlice changed, compared per object with the
@@ -24,6 +25,7 @@ import { populatedRouteStores } from './route-cluster.js';
 import { routeTargets, scaleTargets } from './scale-targets.js';
 import type { ConstructorSize, HeapSummary } from './heap-summary.js';
 import { workerLiveHeap } from './worker-heap.js';
+import { MAIN_THREAD_TIME_SOURCE, mainThreadTimer } from './main-thread-time.js';
 
 const INCREMENTAL_SAMPLES = 9;
 const CPU_WARMUPS = 5;
@@ -55,22 +57,27 @@ async function measureCluster(n: number, routes: boolean): Promise<Row> {
     const cold = await pool.execute(never, stores, 'reconcile');
     let baseline = { haproxyConfig: cold.haproxyConfig, auxiliaryFiles: cold.auxiliaryFiles };
     // One changed object per render, as the coordinator would see it: the baseline is the previous output.
-    const measure = async (kind: ChangedKind): Promise<{ render: number; validate: number; total: number; dispatch: number }> => {
+    const measure = async (kind: ChangedKind): Promise<{ render: number; validate: number; total: number; dispatch: number; active: number }> => {
       const changer = new OneObjectChanger(stores, cluster, n, kind);
       const render: number[] = [];
       const validate: number[] = [];
       const total: number[] = [];
       const dispatch: number[] = [];
+      const active: number[] = [];
       for (let i = 0; i < INCREMENTAL_SAMPLES; i++) {
         changer.change();
+        // The main thread's time over the whole execute: the sync, the task, receiving and
+        // restoring the result (nothing else runs on this thread meanwhile).
+        const mainThread = mainThreadTimer();
         const result = await pool.execute(never, stores, 'reconcile', { baseline });
+        active.push(mainThread());
         baseline = { haproxyConfig: result.haproxyConfig, auxiliaryFiles: result.auxiliaryFiles };
         render.push(result.timings.renderMs);
         validate.push(result.timings.validateMs);
         total.push(result.timings.totalMs);
         dispatch.push(pool.stats.lastDispatchMs);
       }
-      return { render: median(render), validate: median(validate), total: median(total), dispatch: median(dispatch) };
+      return { render: median(render), validate: median(validate), total: median(total), dispatch: median(dispatch), active: median(active) };
     };
     const object = await measure(routes ? 'httproute' : 'ingress');
     const slice = await measure('endpointslice');
@@ -91,6 +98,9 @@ async function measureCluster(n: number, routes: boolean): Promise<Row> {
       sliceChangeTotalMs: sig(slice.total),
       sliceChangeOverCold: sig(slice.total / cold.timings.totalMs),
       dispatchMs: sig(median([object.dispatch, slice.dispatch])),
+      // The main thread's CPU time per execute (main-thread-time.ts), result included.
+      [`${changed}ChangeMainThreadMs`]: sig(object.active),
+      sliceChangeMainThreadMs: sig(slice.active),
       configKiB: sig(Buffer.byteLength(cold.haproxyConfig) / 1024),
       fdHardLimit: Number(values.fdHardLimit),
       // Ingresses the slot budget left without servers: 0 means the bench serves every Ingress.
@@ -146,7 +156,7 @@ for (const snapshot of snapshots) {
 const heapNote = 'worker heaps are live heaps: each worker runs a full garbage collection before it reports (node --expose-gc)';
 await writeFile(
   new URL('scale.json', results),
-  `${JSON.stringify({ suite: 'scale', servesEveryIngress, heapNote, rows, routeRows, targets, heapSnapshots: snapshots, environment: environment() }, null, 2)}\n`,
+  `${JSON.stringify({ suite: 'scale', servesEveryIngress, heapNote, mainThreadTime: MAIN_THREAD_TIME_SOURCE, rows, routeRows, targets, heapSnapshots: snapshots, environment: environment() }, null, 2)}\n`,
 );
 const series = (name: string, color: string, key: string): { name: string; color: string; points: [number, number][] } => ({
   name,

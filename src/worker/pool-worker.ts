@@ -17,6 +17,8 @@ import { TemplateEngine } from './templates/template-engine.js';
 import type {
   AuxiliaryFiles,
   ControlPortAnnouncement,
+  OriginIndex,
+  OriginObject,
   RenderBaseline,
   RenderSuccess,
   RenderTask,
@@ -89,6 +91,8 @@ const recentOutputs = new Map<string, RenderBaseline>();
 const RECENT_OUTPUTS = 2;
 /** The Gateway status report of each recent output, by render ID. */
 const recentStatus = new Map<string, RenderSuccess['gatewayStatus']>();
+/** The origin index of the newest output, so that the next result can carry only the objects that changed. */
+let newestOrigins: { readonly renderId: string; readonly origins: OriginIndex } | undefined;
 
 export default function render(task: RenderTask): RenderTaskResult {
   const set = templateSets.get(task.templateSetHash);
@@ -123,10 +127,13 @@ export default function render(task: RenderTask): RenderTaskResult {
   const receivedStatus = receivedRef === undefined ? undefined : recentStatus.get(receivedRef);
   recentStatus.set(task.renderId, outcome.gatewayStatus);
   for (const id of recentStatus.keys()) if (!recentOutputs.has(id)) recentStatus.delete(id);
+  const heldOrigins = newestOrigins?.renderId === receivedRef ? newestOrigins?.origins : undefined;
+  newestOrigins = outcome.origins === undefined ? undefined : { renderId: task.renderId, origins: outcome.origins };
   const { edits, ...full } = outcome;
   // The endpoint lane edited the output the main thread holds: only the edits cross.
   if (edits !== undefined && received !== undefined && receivedRef !== undefined && receivedRef === newest) return { ...withStatusPatch(asEdits(full, edits, receivedRef), receivedStatus), threadId };
-  return received === undefined ? { ...full, threadId } : { ...withStatusPatch(withoutRepeats(full, received, receivedRef as string), receivedStatus), threadId };
+  if (received === undefined || receivedRef === undefined) return { ...full, threadId };
+  return { ...withStatusPatch(withOriginChanges(withoutRepeats(full, received, receivedRef), heldOrigins, receivedRef), receivedStatus), threadId };
 }
 
 /** A result that reuses an output the main thread holds carries its Gateway status as a patch of that output's. */
@@ -138,6 +145,37 @@ function withStatusPatch(result: RenderSuccess, before: RenderSuccess['gatewaySt
   const rest: RenderSuccess = { ...result, reused: { ...result.reused, gatewayStatus: patch } };
   delete (rest as { gatewayStatus?: unknown }).gatewayStatus;
   return rest;
+}
+
+/**
+ * The result with its origin index as the objects that changed since `held` (output `from`'s,
+ * which the main thread holds), when the names and the number of objects are the same: the
+ * index's objects and names are reused between renders, so this costs an identity check per object.
+ */
+function withOriginChanges(result: RenderSuccess, held: OriginIndex | undefined, from: string): RenderSuccess {
+  const next = result.origins;
+  if (next === undefined || held === undefined || next.objects.length !== held.objects.length || !sameNames(held.names, next.names)) return result;
+  const changes: (readonly [number, OriginObject])[] = [];
+  // Past a quarter of the objects the whole index is as cheap to send.
+  const limit = next.objects.length / 4;
+  for (let i = 0; i < next.objects.length; i++) {
+    const before = held.objects[i] as OriginObject;
+    const after = next.objects[i] as OriginObject;
+    if (before === after || (before.kind === after.kind && before.namespace === after.namespace && before.name === after.name && before.version === after.version)) continue;
+    if (changes.length >= limit) return result;
+    changes.push([i, after]);
+  }
+  const rest: RenderSuccess & { origins?: RenderSuccess['origins'] } = { ...result };
+  delete rest.origins;
+  return { ...rest, reused: { ...(result.reused ?? { from, config: false, files: [] }), originObjects: changes } };
+}
+
+function sameNames(a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>): boolean {
+  if (a === b) return true;
+  const keys = Object.keys(b);
+  if (Object.keys(a).length !== keys.length) return false;
+  for (const key of keys) if (!Object.hasOwn(a, key) || a[key] !== b[key]) return false;
+  return true;
 }
 
 /** The result as edits of output `from`: edited files travel as their edits, the others not at all, nor the origin index. */

@@ -272,6 +272,12 @@ export interface ReusedFiles {
   readonly edits?: Readonly<Record<string, readonly TextEdit[]>>;
   /** The Gateway status report (absent from the result) as a patch of output `from`'s (status-patch.ts). */
   readonly gatewayStatus?: StatusPatch;
+  /**
+   * The origin index is output `from`'s with these objects replaced (by position), the names the
+   * same: the result carries no index of its own. An Ingress change renames no section but
+   * changes its object's version, and the whole index would cost the main thread a copy per object.
+   */
+  readonly originObjects?: readonly (readonly [index: number, object: OriginObject])[];
 }
 
 /** `remove` characters at `at` (in the text before) replaced by `text`; sorted, apart; whole sections in a config. */

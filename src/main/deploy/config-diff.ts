@@ -4,7 +4,7 @@
 // any other file); server-slots.txt changes ride along with slots. Linear, and for a config near
 // the size of the change: only the sections around the changes are indexed.
 import { posix } from 'node:path';
-import type { AuxiliaryFiles } from '../../worker/protocol.js';
+import type { AuxiliaryFiles, TextEdit } from '../../worker/protocol.js';
 import { changedWindow, indexConfig, indexMap, parseSection, sectionText, type ConfigIndex, type MapIndex, type ServerLine } from './config-index.js';
 import type { MapOp, MapReplaceOp, RuntimeOp, ServerOp } from './runtime-ops.js';
 
@@ -43,13 +43,23 @@ export interface DiffOptions {
 
 export const DEFAULT_RUNTIME_FILES: readonly string[] = ['server-slots.txt'];
 
+/** What a patch tells the diff of its maps (patch-diff.ts): each edited map's edits, and the whole new config, which says how each map is looked up. */
+export interface PatchedMaps {
+  readonly mapEdits: Readonly<Record<string, readonly TextEdit[]>>;
+  /** The whole config of the new render, when the diff is given only its edited sections. */
+  readonly config?: string;
+}
+
+const NO_PATCH: PatchedMaps = { mapEdits: {} };
+
 /**
  * Classifies the change from `deployed` to `next`. Runtime-eligible: a server slot's address,
  * port, weight or state in a backend both have with the same server names in the same order; an
  * entry of a map file both have. The rest of each config is compared natively outside the changed
  * window (see `changedWindow`), sections inside it by text, and only differing ones are parsed.
  */
-export function diffRenders(deployed: DiffInput, next: DiffInput, options: DiffOptions = {}): ConfigDiff {
+export function diffRenders(deployed: DiffInput, next: DiffInput, options: DiffOptions = {}, patched: PatchedMaps = NO_PATCH): ConfigDiff {
+  const mapEdits = patched.mapEdits;
   const reasons = new Reasons(options.maxReasons ?? 20);
   const ops: RuntimeOp[] = [];
   // Equal strings compare by memcmp; of a changed config only the sections around the changes are indexed.
@@ -71,7 +81,10 @@ export function diffRenders(deployed: DiffInput, next: DiffInput, options: DiffO
     if (!Object.hasOwn(oldMaps, name)) reasons.add(`map ${name} added`);
     else if (oldMaps[name] !== text) {
       const file = posix.join(mapsDir, name);
-      ops.push(...diffMap(file, indexMap(oldMaps[name] as string), indexMap(text), threshold, orderMatters(next.haproxyConfig, file)));
+      const before = oldMaps[name] as string;
+      const ordered = mapOrder(patched.config ?? next.haproxyConfig, file);
+      const edits = Object.hasOwn(mapEdits, name) ? mapEdits[name] : undefined;
+      ops.push(...((edits === undefined ? undefined : diffMapEdits(file, before, text, edits, threshold, ordered)) ?? diffMap(file, indexMap(before), indexMap(text), threshold, ordered)));
     }
   }
   const runtimeFiles = new Set(options.runtimeFiles ?? DEFAULT_RUNTIME_FILES);
@@ -186,6 +199,76 @@ function diffMap(file: string, old: MapIndex, next: MapIndex, threshold: number,
     if (ops.length > threshold) return [replace];
   }
   return ops;
+}
+
+/**
+ * A map's operations from one edit of it (`next` is `before` with the edit), from the entries of
+ * the changed lines alone: what diffMap gives for the whole map, when the untouched lines repeat
+ * no key (a map that does is diffed by its changed lines all the same, since no operation touches
+ * those). Undefined when only the whole map can tell: several edits, an edit that does not cover
+ * whole lines, a key of the changed lines that appears outside them. In a first-match map an
+ * added entry with entries after the changed lines means a replacement, as in the whole diff.
+ */
+function diffMapEdits(file: string, before: string, next: string, edits: readonly TextEdit[], threshold: number, ordered: boolean): (MapOp | MapReplaceOp)[] | undefined {
+  const edit = edits.length === 1 ? edits[0] : undefined;
+  if (edit === undefined) return undefined;
+  const end = edit.at + edit.remove;
+  if (end > before.length || next.length !== before.length - edit.remove + edit.text.length) return undefined;
+  if (!atLineStart(before, edit.at) || (end < before.length && (!atLineStart(before, end) || (edit.text !== '' && !edit.text.endsWith('\n'))))) return undefined;
+  const old = indexMap(before.slice(edit.at, end));
+  const changed = indexMap(edit.text);
+  if (old.duplicateKeys || changed.duplicateKeys) return undefined;
+  for (const key of old.byKey.keys()) if (keyOutside(before, key, edit.at, end)) return undefined;
+  let added = false;
+  for (const key of changed.byKey.keys()) {
+    if (old.byKey.has(key)) continue;
+    if (keyOutside(before, key, edit.at, end)) return undefined;
+    added = true;
+  }
+  const ops = diffMap(file, old, changed, threshold, ordered);
+  if (ops.some((op) => op.type === 'map-replace') || (ordered && added && entryFrom(before, end))) return [{ type: 'map-replace', file, entries: indexMap(next).entries }];
+  return ops;
+}
+
+function atLineStart(text: string, at: number): boolean {
+  return at === 0 || text.charCodeAt(at - 1) === 10;
+}
+
+/** Whether `key` is the key of a line of `text` outside [start, end) (native searches for it, no pass over the lines). */
+function keyOutside(text: string, key: string, start: number, end: number): boolean {
+  for (let at = text.indexOf(key); at >= 0; at = text.indexOf(key, at >= start && at < end ? end : at + 1)) {
+    if (at >= start && at < end) continue;
+    const after = text.charCodeAt(at + key.length);
+    if (!(Number.isNaN(after) || after === 10 || after === 32 || after === 9 || after === 13)) continue;
+    let i = at;
+    while (i > 0 && (text.charCodeAt(i - 1) === 32 || text.charCodeAt(i - 1) === 9 || text.charCodeAt(i - 1) === 13)) i--;
+    if (i === 0 || text.charCodeAt(i - 1) === 10) return true;
+  }
+  return false;
+}
+
+/** Whether a line from `from` on holds an entry (not blank, not a comment). */
+function entryFrom(text: string, from: number): boolean {
+  for (let lineStart = from; lineStart < text.length; ) {
+    let i = lineStart;
+    while (i < text.length && (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9 || text.charCodeAt(i) === 13)) i++;
+    if (i < text.length && text.charCodeAt(i) !== 10 && text.charCodeAt(i) !== 35) return true;
+    const newline = text.indexOf('\n', i);
+    if (newline < 0) return false;
+    lineStart = newline + 1;
+  }
+  return false;
+}
+
+/** The last config's answers of orderMatters: renders of runtime changes share their config (the same string). */
+let orderMemo: { readonly config: string; readonly byFile: Map<string, boolean> } | undefined;
+
+/** orderMatters, once per config and map file (a search of the whole config each). */
+function mapOrder(config: string, file: string): boolean {
+  if (orderMemo?.config !== config) orderMemo = { config, byFile: new Map() };
+  let ordered = orderMemo.byFile.get(file);
+  if (ordered === undefined) orderMemo.byFile.set(file, (ordered = orderMatters(config, file)));
+  return ordered;
 }
 
 /** Converters that look a key up exactly (a tree in HAProxy): entry order cannot matter. */

@@ -4,7 +4,8 @@
 // cover whole sections, so the edited sections of both renders, in order, are configs of their
 // own; auxiliary files named by the patch are compared whole, the others are the same text. A
 // patch without config edits (files edited alone) is diffed against the whole, unchanged config.
-import type { AuxiliaryFiles, RenderPatch } from '../../worker/protocol.js';
+// A map edited in a few lines is diffed by those lines (config-diff.ts diffMapEdits).
+import type { AuxiliaryFiles, RenderPatch, TextEdit } from '../../worker/protocol.js';
 import { diffRenders, type ConfigDiff, type DiffInput, type DiffOptions } from './config-diff.js';
 import type { DeployableRender } from './deploy-target.js';
 import { VIEW_PREFIX } from './runtime-view.js';
@@ -33,6 +34,7 @@ export function diffPatch(deployed: DiffInput, next: DiffInput, patch: RenderPat
   }
   const oldFiles: Record<(typeof KINDS)[number], Record<string, string>> = { maps: {}, files: {}, certificates: {} };
   const newFiles: Record<(typeof KINDS)[number], Record<string, string>> = { maps: {}, files: {}, certificates: {} };
+  const mapEdits: Record<string, readonly TextEdit[]> = {};
   for (const id of Object.keys(patch.edits)) {
     if (id === 'config') continue;
     const cut = id.indexOf('/');
@@ -43,8 +45,11 @@ export function diffPatch(deployed: DiffInput, next: DiffInput, patch: RenderPat
     const b = next.auxiliaryFiles[kind][name];
     if (a !== undefined) oldFiles[kind][name] = a;
     if (b !== undefined) newFiles[kind][name] = b;
+    if (kind === 'maps') mapEdits[name] = patch.edits[id] ?? [];
   }
-  return diffRenders({ haproxyConfig: before, auxiliaryFiles: oldFiles as AuxiliaryFiles }, { haproxyConfig: after, auxiliaryFiles: newFiles as AuxiliaryFiles }, options);
+  // A map's edits are diffed as its changed lines where that tells as much as the whole map.
+  // How each map is looked up is read from the whole new config, not from its edited sections.
+  return diffRenders({ haproxyConfig: before, auxiliaryFiles: oldFiles as AuxiliaryFiles }, { haproxyConfig: after, auxiliaryFiles: newFiles as AuxiliaryFiles }, options, { mapEdits, config: next.haproxyConfig });
 }
 
 /** `diffDeployed` that keeps the last pair's answer, keyed by the two checksums. */

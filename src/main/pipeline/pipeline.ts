@@ -7,6 +7,7 @@ import type { GatewayStatusReport } from '../../worker/routing/gateway-model.js'
 import { withSections } from '../../worker/render/renderer.js';
 import { PipelineError } from '../core/errors.js';
 import type { StoreProvider } from '../stores/store-provider.js';
+import { markChecked } from './checked-results.js';
 
 export type { AuxiliaryFiles, RenderPatch, TextEdit, RenderBaseline, RenderTimings, FailurePhase, PipelineMode, Rejection, RejectionScope, OriginIndex, RenderExclusions, Exclusion } from '../../worker/protocol.js';
 export { PipelineError } from '../core/errors.js';
@@ -65,10 +66,10 @@ export interface PipelineExecutor {
   execute(signal: AbortSignal, stores: StoreProvider, mode: PipelineMode, options?: ExecuteOptions): Promise<PipelineResult>;
 }
 
-/** Turns a render outcome (plain data from either executor) into a result, or throws its PipelineError. */
+/** Turns a render outcome (plain data from either executor) into a frozen result, or throws its PipelineError. */
 export function toPipelineResult(outcome: RenderOutcome, renderId: string = randomUUID()): CheckedPipelineResult {
   if (!outcome.ok) throw PipelineError.fromFailure(outcome);
-  return {
+  return markChecked({
     renderId,
     haproxyConfig: outcome.haproxyConfig,
     auxiliaryFiles: outcome.auxiliaryFiles,
@@ -83,5 +84,5 @@ export function toPipelineResult(outcome: RenderOutcome, renderId: string = rand
     ...(outcome.findings === undefined ? {} : { findings: outcome.findings }),
     ...(outcome.gatewayStatus === undefined ? {} : { gatewayStatus: outcome.gatewayStatus }),
     ...(outcome.patch === undefined ? {} : { patch: outcome.patch }),
-  };
+  });
 }

@@ -2,8 +2,10 @@
 // point, so a result is read defensively: every field SPEC §7 requires is checked once, here,
 // and copied into a plain object, so that a getter that throws, a Proxy or a later mutation by
 // the executor cannot reach the Coordinator's loop. `rejections` is optional (absent: none).
+// Results this package's executors built (checked-results.ts) are taken as they are.
 import type { AuxiliaryFiles, OriginIndex, Rejection, RenderPatch, RenderTimings, TextEdit } from '../../worker/protocol.js';
 import type { GatewayStatusReport } from '../../worker/routing/gateway-model.js';
+import { isChecked } from './checked-results.js';
 import type { CheckedPipelineResult } from './pipeline.js';
 
 /** A result that could not be read as a PipelineResult: the reason names the field. */
@@ -20,6 +22,8 @@ const REJECTION_FIELDS = ['kind', 'namespace', 'name', 'scope', 'reason'] as con
  * first field that is missing or of the wrong type (a throw while reading counts the same way).
  */
 export function readPipelineResult(raw: unknown): CheckedPipelineResult {
+  // This package's executors' results are well formed and frozen: nothing to copy.
+  if (isChecked(raw)) return raw as CheckedPipelineResult;
   try {
     return readResult(raw);
   } catch (error) {

@@ -305,7 +305,9 @@ function toError(error: unknown): Error {
  * edits (no pass over the whole config); otherwise counted.
  */
 function configBytesOf(result: CheckedPipelineResult, previous: PendingBaseline | undefined): number {
-  const edits = result.patch?.from === previous?.renderId ? result.patch?.edits['config'] : undefined;
+  const patched = result.patch !== undefined && result.patch.from === previous?.renderId;
+  // A patch that leaves the config out of its edits has the same config as the previous render.
+  const edits = patched ? (result.patch?.edits['config'] ?? []) : undefined;
   const before = previous?.baseline.haproxyConfig;
   if (edits === undefined || previous?.configBytes === undefined || before === undefined) return Buffer.byteLength(result.haproxyConfig);
   let bytes = previous.configBytes;

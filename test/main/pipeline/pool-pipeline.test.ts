@@ -203,6 +203,7 @@ describe('PoolPipeline', () => {
       const [fromPool, fromInline] = await sameFromPoolAndInline(stores, last);
       // The origin index names the Ingress's new version although the config did not change.
       expect(fromPool.origins).toEqual(fromInline.origins);
+      expect(fromPool.origins?.sections).toEqual(fromInline.origins?.sections);
       if (fromPool.patch !== undefined) {
         patched++;
         expect(fromPool.patch.from).toBe(last.renderId);
@@ -216,6 +217,8 @@ describe('PoolPipeline', () => {
       last = fromPool;
     }
     expect(patched).toBeGreaterThan(0);
+    // Each of those renders changed one Ingress's version: its origin index crossed as that object alone.
+    expect(pool.stats.originChanges).toBeGreaterThan(0);
   });
 
   it('reports an empty queue and zero utilization before its first render, and a utilization between 0 and 1 after it', async () => {

@@ -248,6 +248,37 @@ describe('Coordinator reconciliation events', () => {
     expect(h.coordinator.stats).toEqual({ renders: 1, failures: 0, coalesced: 0, maxQueued: 0 });
   });
 
+  it('counts the config bytes of a patch from its edits, and a patch without config edits as the previous config', async () => {
+    const h = harness();
+    await h.startTerm();
+    const first = pipelineResult({ haproxyConfig: 'global\n  maxconn 100 # ü\n', auxiliaryFiles: { maps: { 'a.map': 'x 1\n' }, files: {}, certificates: {} } });
+    h.publish(trigger('a', true));
+    await h.pipeline.waitForCalls(1);
+    h.pipeline.call(0).result.resolve(first);
+    await h.waitForCompleted(1);
+    // The maps changed, the config did not: the same string, so no config edits.
+    const mapsOnly = pipelineResult({
+      haproxyConfig: first.haproxyConfig,
+      auxiliaryFiles: { maps: { 'a.map': 'x 2\n' }, files: {}, certificates: {} },
+      patch: { from: first.renderId, edits: { 'maps/a.map': [{ at: 2, remove: 1, text: '2' }] } },
+    });
+    h.publish(trigger('b', true));
+    await h.pipeline.waitForCalls(2);
+    h.pipeline.call(1).result.resolve(mapsOnly);
+    await h.waitForCompleted(2);
+    const edited = pipelineResult({
+      haproxyConfig: 'global\n  maxconn 2000 # ü\n',
+      auxiliaryFiles: mapsOnly.auxiliaryFiles,
+      patch: { from: mapsOnly.renderId, edits: { config: [{ at: 17, remove: 3, text: '2000' }] } },
+    });
+    h.publish(trigger('c', true));
+    await h.pipeline.waitForCalls(3);
+    h.pipeline.call(2).result.resolve(edited);
+    await h.waitForCompleted(3);
+    const bytes = h.outputs.filter((e): e is EventOf<'template.rendered'> => e.type === 'template.rendered').map((e) => e.configBytes);
+    expect(bytes).toEqual([Buffer.byteLength(first.haproxyConfig), Buffer.byteLength(first.haproxyConfig), Buffer.byteLength(edited.haproxyConfig)]);
+  });
+
   it('on failure publishes started, reconciliation.failed, completed in the trigger correlation', async () => {
     const h = harness();
     await h.startTerm();

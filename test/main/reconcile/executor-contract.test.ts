@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventBus } from '../../../src/main/bus/event-bus.js';
 import type { ControllerEvent, EventOf, EventType } from '../../../src/main/events/events.js';
-import type { ExecuteOptions, PipelineExecutor, PipelineMode, PipelineResult } from '../../../src/main/pipeline/pipeline.js';
+import { toPipelineResult, type ExecuteOptions, type PipelineExecutor, type PipelineMode, type PipelineResult } from '../../../src/main/pipeline/pipeline.js';
 import { readPipelineResult } from '../../../src/main/pipeline/result-check.js';
 import { Coordinator } from '../../../src/main/reconcile/coordinator.js';
 import { StoreProvider } from '../../../src/main/stores/store-provider.js';
@@ -131,6 +131,16 @@ describe('readPipelineResult', () => {
     raw.warnings.push('late');
     expect(read.warnings).toEqual(['w']);
     expect(read.rejections).toEqual([]);
+  });
+
+  it("takes a result of this package's executors as it is: frozen, and read without a copy", () => {
+    const built = toPipelineResult({ ok: true, ...minimalResult(4), rejections: [] });
+    expect(Object.isFrozen(built)).toBe(true);
+    expect(readPipelineResult(built)).toBe(built);
+    // The same fields in an object of the executor's own are copied all the same.
+    const lookalike = { ...built };
+    expect(readPipelineResult(lookalike)).not.toBe(lookalike);
+    expect(readPipelineResult(lookalike)).toEqual(built);
   });
 
   it('reads a patch as the render it edits and its edits, copied', () => {

@@ -1,7 +1,9 @@
 // OutputReuse: the outputs this pool handed out, so a task can name them instead of carrying them.
 // A worker leaves out of its result every file equal to the one in the last output the main
 // thread received from it (only the newest output of all is held here), since copying a 4 MiB config
-// back costs the main thread milliseconds; the files are put back here before anyone sees it.
+// back costs the main thread milliseconds; the files are put back here before anyone sees it. So
+// is the origin index a worker sent as the objects that changed (one per Ingress: receiving it
+// whole cost the main thread about 20 ms at 10,000 Ingresses).
 import type { AuxiliaryFiles, OriginIndex, RenderBaseline, RenderSuccess, ReusedFiles } from '../../../worker/protocol.js';
 import type { GatewayStatusReport } from '../../../worker/routing/gateway-model.js';
 import { applyStatusPatch } from '../../../worker/render/status-patch.js';
@@ -19,10 +21,16 @@ export class OutputReuse {
   /** The newest output received, by the thread ID of the worker that rendered it (one entry at most). */
   readonly #received = new Map<number, ReceivedOutput>();
   #filesReused = 0;
+  #originChanges = 0;
 
   /** Files (the config included) workers left out of results because the pool held them already. */
   get filesReused(): number {
     return this.#filesReused;
+  }
+
+  /** Results whose origin index came as the objects that changed since the output held. */
+  get originChanges(): number {
+    return this.#originChanges;
   }
 
   /**
@@ -104,17 +112,32 @@ export class OutputReuse {
     const statusPatch = reused.gatewayStatus;
     const gatewayStatus = statusPatch === undefined ? result.gatewayStatus : held.output.gatewayStatus === undefined ? undefined : applyStatusPatch(held.output.gatewayStatus, statusPatch);
     if (statusPatch !== undefined && gatewayStatus === undefined) throw new PipelineError('render', `worker ${String(result.threadId)} sent a Gateway status patch that does not apply to output ${reused.from}`, undefined, 'WORKER_FAILED');
+    const origins = reused.originObjects === undefined ? result.origins : withObjects(held.output.origins, reused.originObjects, result.threadId);
+    if (reused.originObjects !== undefined) this.#originChanges++;
     const restored: RenderSuccess & { reused?: ReusedFiles } = {
       ...result,
       ...(gatewayStatus === undefined ? {} : { gatewayStatus }),
       haproxyConfig,
       auxiliaryFiles: aux,
-      // The endpoint lane's edits leave the origin index out (it is output `from`'s); other results carry their own.
-      ...(edits === undefined ? {} : { patch: { from: reused.from, edits }, ...(result.origins !== undefined || held.output.origins === undefined ? {} : { origins: held.output.origins }) }),
+      // The endpoint lane's edits leave the origin index out (it is output `from`'s); other results carry their own, or its changed objects.
+      ...(origins !== undefined ? { origins } : edits !== undefined && held.output.origins !== undefined ? { origins: held.output.origins } : {}),
+      ...(edits === undefined ? {} : { patch: { from: reused.from, edits } }),
     };
     delete restored.reused;
     return restored;
   }
+}
+
+/** Output `from`'s origin index with `changes` (by position) replaced; its names are the same. */
+function withObjects(held: OriginIndex | undefined, changes: NonNullable<ReusedFiles['originObjects']>, threadId: number | undefined): OriginIndex {
+  if (held === undefined) throw new PipelineError('render', `worker ${String(threadId)} sent changes of an origin index the pool does not hold`, undefined, 'WORKER_FAILED');
+  const objects = held.objects.slice();
+  for (const [index, object] of changes) {
+    if (!Number.isInteger(index) || index < 0 || index >= objects.length) throw new PipelineError('render', `worker ${String(threadId)} changed origin object ${index}, which the index does not have`, undefined, 'WORKER_FAILED');
+    objects[index] = object;
+  }
+  // As a worker's index crosses threads: without sections, which toPipelineResult computes on first read.
+  return { objects, names: held.names } as unknown as OriginIndex;
 }
 
 function sameTexts(baseline: RenderBaseline, output: ReceivedOutput['output']): boolean {

@@ -86,6 +86,8 @@ export interface PoolPipelineStats {
   readonly lastDispatchMs: number;
   /** Files (the config included) a worker left out of a result because the pool held them already. */
   readonly filesReused: number;
+  /** Results whose origin index a worker sent as the objects that changed since the output the pool held. */
+  readonly originChanges: number;
 }
 
 /** About V8's default old-space limit on a 64-bit host: bounds a runaway worker, not a normal one. */
@@ -179,6 +181,7 @@ export class PoolPipeline implements PipelineExecutor {
       ...this.#replicas.stats,
       workersReplaced: this.#registry.retired,
       filesReused: this.#outputs.filesReused,
+      originChanges: this.#outputs.originChanges,
     };
   }
 
