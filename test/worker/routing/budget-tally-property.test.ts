@@ -1,4 +1,4 @@
-// The output and server-slot budgets keep what the entries ask for between builds (entry-tally.ts):
+// The output, server-slot and health-check budgets keep what the entries ask for between builds (entry-tally.ts):
 // after random sequences of builds in which entries stay, change, come and go (naming shared
 // certificate files, with checked and unchecked slots), a long-lived budget leaves out exactly
 // what the whole computation does, with the same warnings, whether or not the entries fit.
@@ -9,6 +9,8 @@ import { OutputBudget, shedOutput } from '../../../src/worker/routing/output-bud
 import { checkedSlots } from '../../../src/worker/routing/route-budget.js';
 import { SlotBudget, starveSlots } from '../../../src/worker/routing/slot-budget.js';
 import { EntryTally } from '../../../src/worker/routing/entry-tally.js';
+import { CheckBudget } from '../../../src/worker/routing/check-budget.js';
+import type { Backend } from '../../../src/worker/routing/model.js';
 import { TENANT_OUTPUT_SHARE } from '../../../src/worker/store/value-limits.js';
 
 const KEYS = ['a/p', 'a/q', 'a/r', 'b/p', 'b/s', 'c/t', 'c/u', 'd/v'];
@@ -90,6 +92,27 @@ describe('budgets kept per entry between builds', () => {
           expect(tally.update(unique)).toBe(unique.reduce((sum, entry) => sum + entry.size, 0));
           expect([...inOut].sort()).toEqual(unique.map((entry) => entry.key).sort());
           last = unique;
+        }
+      }),
+      { numRuns: 300, seed: 17 },
+    );
+  });
+});
+
+describe('the health-check budget kept between builds', () => {
+  const backendOf = (name: string, servers: number, check: boolean, interval: number | undefined): Backend =>
+    ({ name, servers: Array.from({ length: servers }, (_, i) => ({ name: `s${i}` })), options: { check, ...(interval === undefined ? {} : { checkInterval: interval }) } }) as unknown as Backend;
+  const slot = fc.record({ keep: fc.boolean(), servers: fc.integer({ min: 0, max: 4_000 }), check: fc.boolean(), interval: fc.option(fc.constantFrom(100, 200, 400, 1000), { nil: undefined }) });
+
+  it('raises the same check intervals as a fresh budget, build after build', () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(slot, { minLength: 6, maxLength: 6 }), { minLength: 1, maxLength: 10 }), (builds) => {
+        const kept = new CheckBudget();
+        let last: Backend[] = [];
+        for (const build of builds) {
+          const backends = build.map((s, i) => (s.keep && last[i] !== undefined ? (last[i] as Backend) : backendOf(`b${i}`, s.servers, s.check, s.interval)));
+          last = backends;
+          expect(kept.apply(backends)).toEqual(new CheckBudget().apply(backends));
         }
       }),
       { numRuns: 300, seed: 17 },
