@@ -70,3 +70,26 @@ describe('IncrementalValidator between the shared ends of two configurations', (
     expectPure(v, `global\n${before}`);
   });
 });
+
+describe('IncrementalValidator with the same configuration and other files', () => {
+  const config = 'frontend http\n  bind :80\n  use_backend %[req.hdr(host),lower,map(/etc/haproxy/maps/hosts.map)]\n  default_backend be_a\nbackend be_a\nbackend be_b\nuserlist u\nuserlist u\n';
+  const withMap = (text: string | undefined): AuxiliaryFiles => ({ maps: text === undefined ? {} : { 'hosts.map': text }, files: {}, certificates: {} });
+
+  it('checks the map values against the kept backends again, and reports what the replay reported', () => {
+    const v = new IncrementalValidator();
+    const ok = withMap('a.example.com be_a\nb.example.com be_b\n');
+    const unknown = withMap('a.example.com be_a\nb.example.com be_c\n');
+    for (const aux of [ok, unknown, ok, unknown]) {
+      expect(v.validateStructure(config, aux, PATHS)).toStrictEqual(validateStructure(config, aux, PATHS));
+    }
+    expect(v.validateStructure(config, unknown, PATHS).errors.map((e) => e.message).join()).toContain("names unknown backend 'be_c'");
+    expect(v.validateStructure(config, ok, PATHS).warnings.join()).toContain("duplicate userlist 'u'");
+  });
+
+  it('replays again when a file the configuration names comes or goes', () => {
+    const v = new IncrementalValidator();
+    for (const aux of [withMap('a.example.com be_a\n'), withMap(undefined), withMap('a.example.com be_a\n'), NO_AUX]) {
+      expect(v.validateStructure(config, aux, PATHS)).toStrictEqual(validateStructure(config, aux, PATHS));
+    }
+  });
+});

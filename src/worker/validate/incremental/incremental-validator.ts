@@ -10,7 +10,7 @@ import type { ValidationReport } from '../issue-sink.js';
 import type { OutputPaths } from '../paths.js';
 import { CONFIG_FILE } from '../issue-sink.js';
 import { auxiliaryLongLines, bufsizeIn, lineIssues, longLines, withLineIssues, type LongLine, type PlacedLines } from '../line-limits.js';
-import { auxiliaryPhase, checkAuxiliaryFiles, structurePhase, validateStructure } from '../phases.js';
+import { auxiliaryPhase, checkAuxiliaryFiles, structureFinish, structurePhase, validateStructure, type Replayed } from '../phases.js';
 import { StructureParser } from '../structure/structure-parser.js';
 import { ChunkIndex, newChunk, type ChunkRecord } from './chunk-index.js';
 import { chunkAt, chunkEnd, cutsAt } from './chunking.js';
@@ -55,6 +55,8 @@ export class IncrementalValidator {
   /** The latest configuration (undefined once released) and its chunks, reused when the next call passes the same text. */
   #layout: { readonly config: string | undefined; readonly chunks: readonly PlacedChunk[] } | null = null;
   #processed = 0;
+  /** The structure replay of the latest layout, with the names of the files it saw (see structureFinish). */
+  #replayed: { readonly chunks: readonly PlacedChunk[]; readonly names: readonly (readonly string[])[]; readonly replayed: Replayed } | undefined;
 
   /** The maps of the latest call, read again by their changed lines (map-deltas.ts). */
   readonly #maps = new MapDeltas();
@@ -110,16 +112,37 @@ export class IncrementalValidator {
     this.#mapEntries.begin();
     this.#parsedMaps.begin();
     try {
-      const report = structurePhase(aux, paths, this.#derive, (state) => {
-        for (const { record, offset } of this.#layoutOf(config)) {
-          let ops = record.structure;
-          if (ops === undefined) {
-            ops = record.structure = this.#parser.parse(record.text);
-            this.#processed++;
-          }
-          state.apply(ops, offset);
-        }
-      });
+      // The same layout and files of the same names: the replay's outcome is the same.
+      let chunks: readonly PlacedChunk[] | undefined;
+      try {
+        chunks = this.#layoutOf(config);
+      } catch {
+        // Reported by the phase below, which cuts the text again.
+        chunks = undefined;
+      }
+      const names = chunks === undefined ? undefined : replayNames(aux, paths);
+      const kept = this.#replayed;
+      const report =
+        kept !== undefined && chunks !== undefined && kept.chunks === chunks && names !== undefined && sameNames(kept.names, names)
+          ? structureFinish(kept.replayed, aux, this.#derive)
+          : structurePhase(
+              aux,
+              paths,
+              this.#derive,
+              (state) => {
+                for (const { record, offset } of chunks ?? this.#layoutOf(config)) {
+                  let ops = record.structure;
+                  if (ops === undefined) {
+                    ops = record.structure = this.#parser.parse(record.text);
+                    this.#processed++;
+                  }
+                  state.apply(ops, offset);
+                }
+              },
+              (replayed) => {
+                this.#replayed = chunks === undefined || names === undefined ? undefined : { chunks, names, replayed };
+              },
+            );
       return withLineIssues(this.#lineIssues(config, aux), report);
     } finally {
       this.#mapEntries.end();
@@ -289,4 +312,23 @@ function sharedEnds(old: string, config: string, previous: readonly PlacedChunk[
     tail--;
   }
   return { head, headEnd, tail, tailStart: tail < previous.length ? start + shift : -1 };
+}
+
+/** What the structure replay reads of the files and directories: which files exist, by kind. Undefined for files that are not plain records. */
+function replayNames(aux: AuxiliaryFiles, paths: OutputPaths): (readonly string[])[] | undefined {
+  if (aux === null || typeof aux !== 'object') return undefined;
+  const records = [aux.maps, aux.files, aux.certificates];
+  if (records.some((record) => record === null || typeof record !== 'object')) return undefined;
+  return [[paths.mapsDir, paths.filesDir, paths.certsDir], ...records.map((record) => Object.keys(record))];
+}
+
+function sameNames(a: readonly (readonly string[])[], b: readonly (readonly string[])[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as readonly string[];
+    const y = b[i] as readonly string[];
+    if (x.length !== y.length) return false;
+    for (let k = 0; k < x.length; k++) if (x[k] !== y[k]) return false;
+  }
+  return true;
 }

@@ -41,10 +41,10 @@ interface NamedReference {
 
 /** Replays StructureOps in configuration order; owns the state of the whole configuration. */
 export class StructureState {
-  readonly #aux: AuxiliaryFiles;
-  readonly #sink: IssueSink;
+  #aux: AuxiliaryFiles;
+  #sink: IssueSink;
   readonly #resolver: PathResolver;
-  readonly #derive: TextDerivations;
+  #derive: TextDerivations;
 
   /** frontend/backend/listen names; a name may be held once per capability. */
   readonly #frontends = new Map<string, ProxyEntry>();
@@ -127,6 +127,17 @@ export class StructureState {
           replayThrow(op.message);
       }
     }
+  }
+
+  /**
+   * The state replayed for another call with the same configuration: its files (`aux`, whose
+   * names must be those the replay saw: the replay reads which files exist, finish() reads
+   * their content), its sink and derivations. finish() leaves the replayed state as it was.
+   */
+  rebind(aux: AuxiliaryFiles, sink: IssueSink, derive: TextDerivations): void {
+    this.#aux = aux;
+    this.#sink = sink;
+    this.#derive = derive;
   }
 
   /** After the last line: references may point forwards, so they are checked at the end. */
