@@ -249,7 +249,8 @@ export class RoutingModelBuilder {
       else starved.set(item, message);
     }
     this.#routeLimits = budget.routes.size === 0 && starvedRoutes.size === 0 ? NO_ROUTE_LIMITS : { shed: new Map([...budget.routes].map(([item, message]) => [item.key, message])), starved: starvedRoutes };
-    const starvedChanged = served.filter((entry) => starved.has(entry) !== this.#starved.has(entry));
+    // Nothing starved before or now: no entry changed sides (no lookup per entry).
+    const starvedChanged = starved.size === 0 && this.#starved.size === 0 ? [] : served.filter((entry) => starved.has(entry) !== this.#starved.has(entry));
     this.#starved = starved;
     const resort = namesChanged || previous === undefined;
     const backends = this.#checkBudget.apply(this.#rateLimitTables.apply(this.#sortedBackends(resort ? served : [...recomputedEntries.filter((entry) => !shed.has(entry)), ...starvedChanged], resort)));
