@@ -39,7 +39,7 @@ describe('served Ingresses kept between renders', () => {
             const cls = { ...CLASS, metadata: { name: 'mine', annotations: { 'ingressclass.kubernetes.io/is-default-class': String(s.bad) } }, spec: { controller: 'haproxy.org/ingress-controller' } };
             (stores.get('ingressclasses') as IndexedStore).upsert(cls);
           } else {
-            const annotations = s.bad ? { 'haproxy.org/timeout-server': 'forever' } : {};
+            const annotations: Record<string, string> = s.bad ? { 'haproxy.org/timeout-server': 'forever' } : {};
             ingresses.upsert(ingress(s.namespace, s.name, { ...(s.className === undefined ? {} : { ingressClassName: s.className }), rules: [rule(`h${++generation}.example.com`, { path: '/', service: 'web' })] }, { annotations }));
           }
           const reader = new GuardedReader((name) => stores.get(name), () => undefined);

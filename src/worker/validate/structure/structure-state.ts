@@ -61,6 +61,9 @@ export class StructureState {
   readonly #pathVerdicts = new Map<string, { resolved: Resolved; verdict: string | null }>();
   readonly #warnedPaths = new Set<string>();
 
+  /** Distinct-value lists of maps in which every value names one of `#backends` (which finish() never changes). */
+  readonly #allNamed = new WeakSet<string[]>();
+
   #crtBase: string | null = null;
   #caBase: string | null = null;
 
@@ -280,11 +283,15 @@ export class StructureState {
 
   /** Whether every value names a backend; see MapEntries.distinctValues. */
   #allBackends(values: string[]): boolean {
+    // The same list (a map whose distinct values did not change) against the same backends
+    // (finish() after a kept replay, see rebind): found before, nothing to look up again.
+    if (this.#allNamed.has(values)) return true;
     for (let i = 0; i < values.length; i++) {
       const backend = this.#backends.get(values[i] as string);
       if (backend === undefined) return false;
       values[i] = backend.name;
     }
+    this.#allNamed.add(values);
     return true;
   }
 
