@@ -29,16 +29,55 @@ export function intervalFloor(slots: number, rate = CHECKS_PER_SECOND): number {
 export class CheckBudget {
   readonly #copies = new WeakMap<Backend, Backend>();
   #last: readonly Backend[] | undefined;
+  /** The input of the last call, its checked slots and the floor they gave. */
+  #input: readonly Backend[] = [];
+  #slots = 0;
+  #floor = BASE_INTERVAL_MS;
 
   apply(backends: readonly Backend[]): readonly Backend[] {
+    const last = this.#last;
+    // The same list but for a few backends: their slots are taken out and put in, and while the
+    // floor stays, only they are adjusted (what the whole pass below gives for the others is
+    // what it gave the last time).
+    if (last !== undefined && backends.length === this.#input.length && backends.length === last.length) {
+      const input = this.#input;
+      const changed: number[] = [];
+      let slots = this.#slots;
+      for (let i = 0; i < backends.length; i++) {
+        const backend = backends[i] as Backend;
+        const before = input[i] as Backend;
+        if (backend === before) continue;
+        changed.push(i);
+        slots += checkedSlotsOf(backend) - checkedSlotsOf(before);
+      }
+      this.#input = backends;
+      this.#slots = slots;
+      if (intervalFloor(slots) === this.#floor) {
+        let result: Backend[] | undefined;
+        for (const i of changed) {
+          const own = this.#adjusted(backends[i] as Backend, this.#floor);
+          if (own === last[i]) continue;
+          result ??= last.slice();
+          result[i] = own;
+        }
+        if (result === undefined) return last;
+        this.#last = result;
+        return result;
+      }
+    }
+    return this.#whole(backends);
+  }
+
+  #whole(backends: readonly Backend[]): readonly Backend[] {
     let slots = 0;
-    for (const backend of backends) if (backend.options.check) slots += backend.servers.length;
+    for (const backend of backends) slots += checkedSlotsOf(backend);
     const floor = intervalFloor(slots);
+    this.#input = backends;
+    this.#slots = slots;
+    this.#floor = floor;
     let changed = false;
     const adjusted = backends.map((backend) => {
-      const asked = backend.options.checkInterval;
-      const wanted = backend.options.check && asked !== undefined && asked < floor ? floor : undefined;
-      const own = backend.checkInterval === wanted ? backend : this.#copy(backend, wanted);
+      const own = this.#adjusted(backend, floor);
       if (own !== backend) changed = true;
       return own;
     });
@@ -47,6 +86,13 @@ export class CheckBudget {
     if (last !== undefined && last.length === result.length && result.every((b, i) => b === last[i])) return last;
     this.#last = result;
     return result;
+  }
+
+  /** The backend with its check interval raised to `floor` where it asks for less. */
+  #adjusted(backend: Backend, floor: number): Backend {
+    const asked = backend.options.checkInterval;
+    const wanted = backend.options.check && asked !== undefined && asked < floor ? floor : undefined;
+    return backend.checkInterval === wanted ? backend : this.#copy(backend, wanted);
   }
 
   #copy(backend: Backend, interval: number | undefined): Backend {
@@ -58,4 +104,8 @@ export class CheckBudget {
     this.#copies.set(backend, copy);
     return copy;
   }
+}
+
+function checkedSlotsOf(backend: Backend): number {
+  return backend.options.check ? backend.servers.length : 0;
 }

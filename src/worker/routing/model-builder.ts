@@ -1,7 +1,7 @@
 // The routing model builder: one per worker and template set. It caches what each accepted
 // Ingress contributed and computes again only what the stores' change journals invalidate, so a
 // small store change costs little; the class doc states the contract with a cold build.
-import { objectKey } from '../store/indexed-store.js';
+import { compareKeys, objectKey } from '../store/indexed-store.js';
 import type { KubeObject, RenderBaseline } from '../protocol.js';
 import { keepUnchanged, sameArray, sameCertificates, sameNames, slotsStillValid } from './entry-compare.js';
 import { EMPTY_GATEWAY_MODEL } from './gateway-model.js';
@@ -21,7 +21,11 @@ import { CheckBudget } from './check-budget.js';
 import { OutputBudget } from './output-budget.js';
 import { SlotFile } from './slot-file.js';
 import { SlotBudget } from './slot-budget.js';
+import { ListReuse } from './list-reuse.js';
 import { NO_ROUTE_LIMITS, type RouteBudgetItem, type RouteLimits } from './route-budget.js';
+
+/** What the walk over the Ingresses remembers for one of another class. */
+const OTHER_CLASS = Symbol('other class');
 
 /** Stores whose changes invalidate entries; IngressClasses are read whole each build instead. */
 const TRACKED_STORES = ['ingresses', 'services', 'endpointSlices', 'secrets'] as const;
@@ -64,6 +68,8 @@ export class RoutingModelBuilder {
   readonly #emptied = new WeakMap<IngressEntry, readonly Backend[]>();
   /** The entry of each Ingress object, to skip key building for unchanged objects. */
   #byIngress = new WeakMap<KubeObject, IngressEntry>();
+  /** Each Ingress of the last walk with its entry, or OTHER_CLASS (list-reuse.ts). */
+  readonly #listed = new ListReuse<KubeObject, IngressEntry | typeof OTHER_CLASS>((a, b) => compareKeys(objectKey(a), objectKey(b)));
   /** Ingress objects of another class, under the class policy `#classKey`. */
   #otherClass = new WeakSet<KubeObject>();
   #classKey: string | undefined;
@@ -127,7 +133,28 @@ export class RoutingModelBuilder {
     let recomputed = 0;
     let namesChanged = false;
     let routesChanged = false;
-    for (const ingress of source.list(this.#options.stores.ingresses)) {
+    const list = source.list(this.#options.stores.ingresses);
+    // The same Ingress object as in the last walk, unchanged and unaffected: its entry (or its
+    // other class) as it was, without a lookup. Anything else goes through the lookups below.
+    const known = this.#listed.take(list);
+    const reuse = !classesChanged && previousSlots === undefined;
+    const dirtyEntries = new Set<IngressEntry | typeof OTHER_CLASS>();
+    for (const key of dirty) {
+      const entry = this.#entries.get(key);
+      if (entry !== undefined) dirtyEntries.add(entry);
+    }
+    const walked = new Array<IngressEntry | typeof OTHER_CLASS>(list.length);
+    for (let i = 0; i < list.length; i++) {
+      const ingress = list[i] as KubeObject;
+      const was = reuse ? known[i] : undefined;
+      if (was !== undefined && !dirtyEntries.has(was)) {
+        walked[i] = was;
+        if (was === OTHER_CLASS) continue;
+        was.seen = build;
+        entries.push(was);
+        continue;
+      }
+      walked[i] = OTHER_CLASS;
       if (this.#otherClass.has(ingress)) continue;
       let cached = this.#byIngress.get(ingress);
       if (cached === undefined || this.#entries.get(cached.key) !== cached || classesChanged) {
@@ -170,7 +197,9 @@ export class RoutingModelBuilder {
       }
       entry.seen = build;
       entries.push(entry);
+      walked[i] = entry;
     }
+    this.#listed.remember(list, walked);
     if (entries.length !== this.#entries.size) {
       for (const [key, entry] of this.#entries) {
         if (entry.seen === build) continue;
@@ -220,7 +249,8 @@ export class RoutingModelBuilder {
       else starved.set(item, message);
     }
     this.#routeLimits = budget.routes.size === 0 && starvedRoutes.size === 0 ? NO_ROUTE_LIMITS : { shed: new Map([...budget.routes].map(([item, message]) => [item.key, message])), starved: starvedRoutes };
-    const starvedChanged = served.filter((entry) => starved.has(entry) !== this.#starved.has(entry));
+    // Nothing starved before or now: no entry changed sides (no lookup per entry).
+    const starvedChanged = starved.size === 0 && this.#starved.size === 0 ? [] : served.filter((entry) => starved.has(entry) !== this.#starved.has(entry));
     this.#starved = starved;
     const resort = namesChanged || previous === undefined;
     const backends = this.#checkBudget.apply(this.#rateLimitTables.apply(this.#sortedBackends(resort ? served : [...recomputedEntries.filter((entry) => !shed.has(entry)), ...starvedChanged], resort)));
@@ -317,6 +347,7 @@ export class RoutingModelBuilder {
     const dirty = this.#dependents.invalidate(source, TRACKED_STORES.map((field) => this.#options.stores[field]));
     if (dirty !== undefined) return dirty;
     this.#entries.clear();
+    this.#listed.forget();
     this.#routes.clear();
     this.#held.clear();
     this.#fallbacks = undefined;

@@ -2,10 +2,13 @@
 // object guard did not reject as a whole. The leader publishes load-balancer addresses in the
 // status of exactly these. The list is kept per Ingress store and computed again only when the
 // store, the class policy, the guard context or the annotation checks changed, so an unchanged
-// cluster costs a lookup per render (and the same frozen list).
+// cluster costs a lookup per render (and the same frozen list); after a store change the Ingresses
+// of the last list keep their decision (found by identity), and only the changed ones are decided.
 import { annotationChecksGeneration } from '../store/annotation-checks.js';
 import { activeGuardContext, type GuardContext } from '../store/guard-context.js';
-import { objectKey, type IndexedStore } from '../store/indexed-store.js';
+import { compareKeys, objectKey, type IndexedStore } from '../store/indexed-store.js';
+import type { KubeObject } from '../protocol.js';
+import { ListReuse } from './list-reuse.js';
 import { acceptsClass, classPolicy } from './ingress-class.js';
 import type { ModelOptions } from './model.js';
 import type { ModelSource } from './model-source.js';
@@ -16,6 +19,8 @@ interface Cached {
   readonly context: GuardContext;
   readonly checks: number;
   readonly keys: readonly string[];
+  /** Each Ingress of the list the keys came from, with its key if served (list-reuse.ts). */
+  readonly decided: ListReuse<KubeObject, string | null>;
 }
 
 const cache = new WeakMap<IndexedStore, Cached>();
@@ -28,11 +33,26 @@ export function servedIngresses(source: ModelSource, options: ModelOptions): rea
   const context = activeGuardContext();
   const checks = annotationChecksGeneration();
   const known = cache.get(store);
-  if (known !== undefined && known.generation === store.generation && known.policy === policy.key && known.context === context && known.checks === checks) return known.keys;
+  const same = known !== undefined && known.policy === policy.key && known.context === context && known.checks === checks;
+  if (same && known.generation === store.generation) return known.keys;
+  // The Ingresses of the last list keep their decision: only the changed ones are looked at.
+  const decided = same ? known.decided : new ListReuse<KubeObject, string | null>((a, b) => compareKeys(objectKey(a), objectKey(b)));
+  const list = source.list(options.stores.ingresses);
+  const before = decided.take(list);
+  const decisions = new Array<string | null>(list.length);
   const keys: string[] = [];
   // list() is sorted by namespace/name.
-  for (const ingress of source.list(options.stores.ingresses)) if (acceptsClass(ingress, policy)) keys.push(objectKey(ingress));
+  for (let i = 0; i < list.length; i++) {
+    let key = before[i];
+    if (key === undefined) {
+      const ingress = list[i] as KubeObject;
+      key = acceptsClass(ingress, policy) ? objectKey(ingress) : null;
+    }
+    decisions[i] = key;
+    if (key !== null) keys.push(key);
+  }
+  decided.remember(list, decisions);
   const frozen = Object.freeze(keys);
-  cache.set(store, { generation: store.generation, policy: policy.key, context, checks, keys: frozen });
+  cache.set(store, { generation: store.generation, policy: policy.key, context, checks, keys: frozen, decided });
   return frozen;
 }

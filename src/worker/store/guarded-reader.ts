@@ -11,6 +11,7 @@ import { DEFAULT_CONTEXT, type GuardContext } from './guard-context.js';
 import type { IndexedStore } from './indexed-store.js';
 import { escapeLogText, printable } from './log-text.js';
 import { guardObject, rejectionMessage, type GuardVerdict } from './object-guard.js';
+import { guardedList } from './guarded-lists.js';
 import { storeRejections } from './rejection-index.js';
 import { ExclusionFilter } from './render-exclusions.js';
 
@@ -48,7 +49,7 @@ export class GuardedReader implements ModelSource {
   list(store: string): readonly KubeObject[] {
     let list = this.#lists.get(store);
     if (list === undefined) {
-      list = this.#filter(store, this.store(store)?.list() ?? []);
+      list = this.#exclusions.empty ? this.#kept(store) : this.#filter(store, this.store(store)?.list() ?? []);
       this.#lists.set(store, list);
     }
     return list;
@@ -119,6 +120,14 @@ export class GuardedReader implements ModelSource {
       for (const rejection of storeRejections(store, this.#context)) this.#add(rejection);
     }
     return this.#rejections;
+  }
+
+  /** What #filter gives for the whole store, from the list kept between renders (guarded-lists.ts), and the same rejections reported. */
+  #kept(storeName: string): readonly KubeObject[] {
+    const store = this.store(storeName);
+    if (store === undefined) return [];
+    for (const rejection of storeRejections(store, this.#context)) this.#add(rejection);
+    return guardedList(store, this.#context);
   }
 
   #filter(storeName: string, objects: readonly KubeObject[]): KubeObject[] {

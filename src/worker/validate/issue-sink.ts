@@ -33,6 +33,13 @@ export function formatIssue(issue: ValidationIssue): string {
     : `${issue.file}:${issue.line}: ${issue.message}`;
 }
 
+/** What a sink held at one point (IssueSink.snapshot). */
+export interface SinkSnapshot {
+  readonly errors: readonly ValidationIssue[];
+  readonly warnings: readonly string[];
+  readonly omitted: number;
+}
+
 /** Collects one phase's issues in the order met; errors past the cap are only counted. */
 export class IssueSink {
   readonly #phase: ValidationIssue['phase'];
@@ -56,6 +63,20 @@ export class IssueSink {
 
   warn(message: string): void {
     this.#warnings.push(message);
+  }
+
+  /** The issues so far, to start another sink from (see restore). */
+  snapshot(): SinkSnapshot {
+    return { errors: [...this.#errors], warnings: [...this.#warnings], omitted: this.#omitted };
+  }
+
+  /** A sink holding the issues of `snapshot`, as if they had been reported to it in order. */
+  static restore(phase: ValidationIssue['phase'], snapshot: SinkSnapshot): IssueSink {
+    const sink = new IssueSink(phase);
+    sink.#errors.push(...snapshot.errors);
+    sink.#warnings.push(...snapshot.warnings);
+    sink.#omitted = snapshot.omitted;
+    return sink;
   }
 
   report(): ValidationReport {

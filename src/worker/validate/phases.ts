@@ -7,7 +7,7 @@ import { AuxiliaryChecker } from './auxiliary/auxiliary-checker.js';
 import { UNCACHED, type TextDerivations } from './auxiliary/text-derivations.js';
 import { UsageScanner } from './auxiliary/usage-scanner.js';
 import { UsageState } from './auxiliary/usage-state.js';
-import { CONFIG_FILE, describe, IssueSink, type ValidationReport } from './issue-sink.js';
+import { CONFIG_FILE, describe, IssueSink, type SinkSnapshot, type ValidationReport } from './issue-sink.js';
 import { checkLineLengths, withLineIssues } from './line-limits.js';
 import { PathResolver, type OutputPaths } from './paths.js';
 import { parseStructure } from './structure/structure-parser.js';
@@ -79,12 +79,36 @@ export function structurePhase(
   paths: OutputPaths,
   derive: TextDerivations,
   feed: (state: StructureState) => void,
+  keep?: (replayed: Replayed) => void,
 ): ValidationReport {
   const sink = new IssueSink('validation');
   try {
     const state = new StructureState(aux, paths, sink, derive);
     feed(state);
+    keep?.({ state, issues: sink.snapshot() });
     state.finish();
+  } catch (err) {
+    sink.error(CONFIG_FILE, undefined, `internal validator error: ${describe(err)}`);
+  }
+  return sink.report();
+}
+
+/** The state after the replay of a configuration's ops, and the issues the replay reported. */
+export interface Replayed {
+  readonly state: StructureState;
+  readonly issues: SinkSnapshot;
+}
+
+/**
+ * Phase 'validation' of the configuration `replayed` was kept for (structurePhase's `keep`),
+ * with files of the same names: the replay's issues, then the references checked against these
+ * files. The same report as structurePhase gives.
+ */
+export function structureFinish(replayed: Replayed, aux: AuxiliaryFiles, derive: TextDerivations): ValidationReport {
+  const sink = IssueSink.restore('validation', replayed.issues);
+  try {
+    replayed.state.rebind(aux, sink, derive);
+    replayed.state.finish();
   } catch (err) {
     sink.error(CONFIG_FILE, undefined, `internal validator error: ${describe(err)}`);
   }

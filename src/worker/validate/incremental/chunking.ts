@@ -44,7 +44,7 @@ function opensSection(config: string, start: number, end: number): boolean {
 }
 
 /** Whether the line starting at `pos` opens a section (the end of the text counts as one). */
-function cutsAt(config: string, pos: number): boolean {
+export function cutsAt(config: string, pos: number): boolean {
   if (pos >= config.length) return true;
   let end = config.indexOf('\n', pos);
   if (end < 0) end = config.length;

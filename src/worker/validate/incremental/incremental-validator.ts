@@ -10,11 +10,12 @@ import type { ValidationReport } from '../issue-sink.js';
 import type { OutputPaths } from '../paths.js';
 import { CONFIG_FILE } from '../issue-sink.js';
 import { auxiliaryLongLines, bufsizeIn, lineIssues, longLines, withLineIssues, type LongLine, type PlacedLines } from '../line-limits.js';
-import { auxiliaryPhase, checkAuxiliaryFiles, structurePhase, validateStructure } from '../phases.js';
+import { auxiliaryPhase, checkAuxiliaryFiles, structureFinish, structurePhase, validateStructure, type Replayed } from '../phases.js';
 import { StructureParser } from '../structure/structure-parser.js';
 import { ChunkIndex, detachString, newChunk, type ChunkRecord } from './chunk-index.js';
-import { chunkAt, chunkEnd } from './chunking.js';
+import { chunkAt, chunkEnd, cutsAt } from './chunking.js';
 import { detachedOps } from './detached-ops.js';
+import { commonPrefix, commonSuffix } from '../../render/text-window.js';
 import { GenerationCache } from './generation-cache.js';
 import { MapDeltas } from './map-deltas.js';
 
@@ -55,6 +56,8 @@ export class IncrementalValidator {
   /** The latest configuration (undefined once released) and its chunks, reused when the next call passes the same text. */
   #layout: { readonly config: string | undefined; readonly chunks: readonly PlacedChunk[] } | null = null;
   #processed = 0;
+  /** The structure replay of the latest layout, with the names of the files it saw (see structureFinish). */
+  #replayed: { readonly chunks: readonly PlacedChunk[]; readonly names: readonly (readonly string[])[]; readonly replayed: Replayed } | undefined;
 
   /** The maps of the latest call, read again by their changed lines (map-deltas.ts). */
   readonly #maps = new MapDeltas();
@@ -111,17 +114,38 @@ export class IncrementalValidator {
     this.#mapEntries.begin();
     this.#parsedMaps.begin();
     try {
-      const report = structurePhase(aux, paths, this.#derive, (state) => {
-        for (const { record, offset } of this.#layoutOf(config)) {
-          let ops = record.structure;
-          if (ops === undefined) {
-            // A copy is parsed: the parser keeps its last section's names until the next parse, and they must not pin this configuration.
-            ops = record.structure = detachedOps(this.#parser.parse(detachString(record.text)));
-            this.#processed++;
-          }
-          state.apply(ops, offset);
-        }
-      });
+      // The same layout and files of the same names: the replay's outcome is the same.
+      let chunks: readonly PlacedChunk[] | undefined;
+      try {
+        chunks = this.#layoutOf(config);
+      } catch {
+        // Reported by the phase below, which cuts the text again.
+        chunks = undefined;
+      }
+      const names = chunks === undefined ? undefined : replayNames(aux, paths);
+      const kept = this.#replayed;
+      const report =
+        kept !== undefined && chunks !== undefined && kept.chunks === chunks && names !== undefined && sameNames(kept.names, names)
+          ? structureFinish(kept.replayed, aux, this.#derive)
+          : structurePhase(
+              aux,
+              paths,
+              this.#derive,
+              (state) => {
+                for (const { record, offset } of chunks ?? this.#layoutOf(config)) {
+                  let ops = record.structure;
+                  if (ops === undefined) {
+                    // A copy is parsed: the parser keeps its last section's names until the next parse, and they must not pin this configuration.
+                    ops = record.structure = detachedOps(this.#parser.parse(detachString(record.text)));
+                    this.#processed++;
+                  }
+                  state.apply(ops, offset);
+                }
+              },
+              (replayed) => {
+                this.#replayed = chunks === undefined || names === undefined ? undefined : { chunks, names, replayed };
+              },
+            );
       return withLineIssues(this.#lineIssues(config, aux), report);
     } finally {
       this.#mapEntries.end();
@@ -198,12 +222,30 @@ export class IncrementalValidator {
     const previous = layout?.chunks ?? [];
     const index = this.#index;
     const generation = ++this.#generation;
-    const chunks: PlacedChunk[] = [];
     const len = config.length;
-    let pos = 0;
+    // The chunks of the latest text that lie in what it shares with this one, at either end, are
+    // this text's too (see sharedEnds): only the chunks between them are looked for.
+    const shared = layout?.config === undefined ? undefined : sharedEnds(layout.config, config, previous);
+    const chunks: PlacedChunk[] = shared === undefined ? [] : previous.slice(0, shared.head);
+    let pos = shared === undefined ? 0 : shared.headEnd;
     let offset = 0;
-    let expected = 0;
+    for (const { record } of chunks) {
+      record.seen = generation;
+      offset += record.lines;
+    }
+    let expected = chunks.length;
+    const stop = shared === undefined ? -1 : shared.tailStart;
     while (pos < len) {
+      if (pos === stop && shared !== undefined) {
+        for (let i = shared.tail; i < previous.length; i++) {
+          const placed = previous[i] as PlacedChunk;
+          placed.record.seen = generation;
+          chunks.push(placed.offset === offset ? placed : { record: placed.record, offset });
+          offset += placed.record.lines;
+          pos += placed.record.text.length;
+        }
+        break;
+      }
       let record: ChunkRecord | undefined = previous[expected]?.record;
       if (!chunkAt(config, pos, record)) {
         record = previous[expected + 1]?.record;
@@ -235,4 +277,64 @@ export class IncrementalValidator {
     this.#layout = { config, chunks };
     return chunks;
   }
+}
+
+/**
+ * Which chunks of the latest layout (of text `old`) are chunks of `config` as they stand: the
+ * first `head` ones, which end at `headEnd` inside the common prefix of the two texts with a cut
+ * after them in `config`, and those from `tail` on, which start inside the common suffix on a line
+ * start of `config` (at `tailStart` there). A cut depends only on its own line, and the lines of
+ * those chunks are the same in both texts, so cutting `config` afresh finds them again. Costs a
+ * few native comparisons of the two texts, and a look at the chunks at the two ends.
+ */
+function sharedEnds(old: string, config: string, previous: readonly PlacedChunk[]): { head: number; headEnd: number; tail: number; tailStart: number } | undefined {
+  if (previous.length === 0) return undefined;
+  const prefix = commonPrefix(old, config);
+  const suffix = commonSuffix(old, config, Math.min(old.length, config.length) - prefix);
+  let head = 0;
+  let headEnd = 0;
+  while (head < previous.length) {
+    const text = (previous[head] as PlacedChunk).record.text;
+    const end = headEnd + text.length;
+    if (end > prefix) break;
+    // The next line is the same in both texts when it ends inside the prefix; else look at it.
+    const next = previous[head + 1]?.record.head;
+    const same = next !== undefined && end + next.length < prefix;
+    if (!same && !(end === config.length || (text.charCodeAt(text.length - 1) === 10 && cutsAt(config, end)))) break;
+    headEnd = end;
+    head++;
+  }
+  const shift = config.length - old.length;
+  const common = old.length - suffix;
+  let tail = previous.length;
+  let start = old.length;
+  while (tail > head) {
+    const at = start - (previous[tail - 1] as PlacedChunk).record.text.length;
+    if (at < common || at + shift < headEnd) break;
+    if (at + shift > 0 && config.charCodeAt(at + shift - 1) !== 10) break;
+    // The first chunk may hold text before any section: it is a chunk only at the very start.
+    if (at === 0 && shift !== 0) break;
+    start = at;
+    tail--;
+  }
+  return { head, headEnd, tail, tailStart: tail < previous.length ? start + shift : -1 };
+}
+
+/** What the structure replay reads of the files and directories: which files exist, by kind. Undefined for files that are not plain records. */
+function replayNames(aux: AuxiliaryFiles, paths: OutputPaths): (readonly string[])[] | undefined {
+  if (aux === null || typeof aux !== 'object') return undefined;
+  const records = [aux.maps, aux.files, aux.certificates];
+  if (records.some((record) => record === null || typeof record !== 'object')) return undefined;
+  return [[paths.mapsDir, paths.filesDir, paths.certsDir], ...records.map((record) => Object.keys(record))];
+}
+
+function sameNames(a: readonly (readonly string[])[], b: readonly (readonly string[])[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as readonly string[];
+    const y = b[i] as readonly string[];
+    if (x.length !== y.length) return false;
+    for (let k = 0; k < x.length; k++) if (x[k] !== y[k]) return false;
+  }
+  return true;
 }

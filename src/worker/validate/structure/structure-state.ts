@@ -41,10 +41,10 @@ interface NamedReference {
 
 /** Replays StructureOps in configuration order; owns the state of the whole configuration. */
 export class StructureState {
-  readonly #aux: AuxiliaryFiles;
-  readonly #sink: IssueSink;
+  #aux: AuxiliaryFiles;
+  #sink: IssueSink;
   readonly #resolver: PathResolver;
-  readonly #derive: TextDerivations;
+  #derive: TextDerivations;
 
   /** frontend/backend/listen names; a name may be held once per capability. */
   readonly #frontends = new Map<string, ProxyEntry>();
@@ -60,6 +60,9 @@ export class StructureState {
   /** Outcome of each distinct referenced path, so a path repeated in 10,000 backends costs once. */
   readonly #pathVerdicts = new Map<string, { resolved: Resolved; verdict: string | null }>();
   readonly #warnedPaths = new Set<string>();
+
+  /** Distinct-value lists of maps in which every value names one of `#backends` (which finish() never changes). */
+  readonly #allNamed = new WeakSet<string[]>();
 
   #crtBase: string | null = null;
   #caBase: string | null = null;
@@ -127,6 +130,17 @@ export class StructureState {
           replayThrow(op.message);
       }
     }
+  }
+
+  /**
+   * The state replayed for another call with the same configuration: its files (`aux`, whose
+   * names must be those the replay saw: the replay reads which files exist, finish() reads
+   * their content), its sink and derivations. finish() leaves the replayed state as it was.
+   */
+  rebind(aux: AuxiliaryFiles, sink: IssueSink, derive: TextDerivations): void {
+    this.#aux = aux;
+    this.#sink = sink;
+    this.#derive = derive;
   }
 
   /** After the last line: references may point forwards, so they are checked at the end. */
@@ -269,11 +283,15 @@ export class StructureState {
 
   /** Whether every value names a backend; see MapEntries.distinctValues. */
   #allBackends(values: string[]): boolean {
+    // The same list (a map whose distinct values did not change) against the same backends
+    // (finish() after a kept replay, see rebind): found before, nothing to look up again.
+    if (this.#allNamed.has(values)) return true;
     for (let i = 0; i < values.length; i++) {
       const backend = this.#backends.get(values[i] as string);
       if (backend === undefined) return false;
       values[i] = backend.name;
     }
+    this.#allNamed.add(values);
     return true;
   }
 

@@ -1,0 +1,51 @@
+// What a walk over a sorted list of objects remembered for each object, found again on the next
+// walk by identity: the two lists are merged in order, so a list of 10,000 objects of which one
+// changed costs 10,000 pointer comparisons and a few key comparisons, not 10,000 hash lookups.
+// The model builder keeps each Ingress's entry this way between builds (model-builder.ts).
+
+export class ListReuse<O, V> {
+  readonly #compare: (a: O, b: O) => number;
+  #objects: readonly O[] = [];
+  #values: readonly V[] = [];
+
+  /** `compare` orders the lists (any two objects of one list compare unequal). */
+  constructor(compare: (a: O, b: O) => number) {
+    this.#compare = compare;
+  }
+
+  /**
+   * Per element of `list`, the value remembered for the very same object by the last `remember`,
+   * or undefined for an object it did not hold. Forgets what it remembered: the caller
+   * remembers the new walk's values once it has them, so that a walk cut short leaves nothing stale.
+   */
+  take(list: readonly O[]): (V | undefined)[] {
+    const last = this.#objects;
+    const values = this.#values;
+    this.forget();
+    const out = new Array<V | undefined>(list.length);
+    let j = 0;
+    for (let i = 0; i < list.length; i++) {
+      const object = list[i] as O;
+      if (last[j] !== object) {
+        // Skip what was removed (it sorts before), then a replaced object (it compares equal).
+        while (j < last.length && last[j] !== object && this.#compare(last[j] as O, object) < 0) j++;
+        if (j < last.length && last[j] !== object && this.#compare(last[j] as O, object) === 0) j++;
+        if (last[j] !== object) continue;
+      }
+      out[i] = values[j];
+      j++;
+    }
+    return out;
+  }
+
+  /** Remembers each object of `list` with the value at its position in `values`. */
+  remember(list: readonly O[], values: readonly V[]): void {
+    this.#objects = list;
+    this.#values = values;
+  }
+
+  forget(): void {
+    this.#objects = [];
+    this.#values = [];
+  }
+}
