@@ -23,6 +23,7 @@ import type { DeployTarget } from './deploy-target.js';
 import { endpointLatencyFor, type EndpointLatency } from './endpoint-latency.js';
 import { InstanceDeployer, type DeployerInput, type InstanceState, type RetryOptions } from './instance-deployer.js';
 import { RenderReplay } from './render-replay.js';
+import { SharedDiffs } from './shared-diffs.js';
 
 export type { InstanceState, RetryOptions } from './instance-deployer.js';
 
@@ -103,6 +104,8 @@ export class Deployer {
   readonly #probeIntervalMs: number | undefined;
   readonly #create: (target: DeployTarget, id: string) => InstanceDeployer;
   readonly #replay = new RenderReplay();
+  /** Instances on the same base share one diff of each new render. */
+  readonly #diffs: SharedDiffs;
   readonly #logger: Logger;
   readonly #onFleetChanged: ((counts: FleetCounts) => void) | undefined;
   #term: Term | undefined;
@@ -127,6 +130,8 @@ export class Deployer {
     this.#fleet = options.targets !== undefined;
     this.#probeIntervalMs = options.probeIntervalMs ?? (this.#fleet ? 5000 : undefined);
     const diff: DiffOptions = { ...options.diff, ...(options.mapsDir === undefined ? {} : { mapsDir: options.mapsDir }) };
+    const diffs = new SharedDiffs(diff);
+    this.#diffs = diffs;
     this.#create = (target, id) => {
       const instance: InstanceDeployer = new InstanceDeployer({
         target,
@@ -134,6 +139,7 @@ export class Deployer {
         logger: this.#fleet ? logger.child({ instance: id }) : logger,
         minDeploymentIntervalMs,
         diff,
+        diffs: (deployed, next) => diffs.of(deployed, next),
         awaitGateVerdict: options.awaitGateVerdict ?? true,
         verdictWaitLimitMs: options.verdictWaitLimitMs ?? 10_000,
         publish: (fields, cause) => this.#publish(fields, cause),
@@ -215,6 +221,7 @@ export class Deployer {
     this.#latency?.clear();
     this.#applied.clear();
     this.#replay.clear();
+    this.#diffs.clear();
     const inbox = this.#bus.subscribe('deployer', {
       types: ['template.rendered', 'rendergate.completed', 'drift.prevention.triggered'],
       leaderOnly: true,
@@ -239,6 +246,7 @@ export class Deployer {
         const event = await inbox.next(term);
         if (event === undefined) break;
         this.#replay.record(event);
+        if (event.type === 'template.rendered') this.#diffs.rendered(event.checksum);
         for (const instance of this.#instances.values()) {
           const queued = current.waiting.get(instance);
           if (queued === undefined) instance.handle(event);
@@ -258,6 +266,7 @@ export class Deployer {
       if (latest) {
         this.#term = undefined;
         this.#replay.clear();
+        this.#diffs.clear();
       }
       if (latest) {
         await Promise.all([...this.#instances.values()].map((instance) => instance.end()));

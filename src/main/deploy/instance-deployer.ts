@@ -15,12 +15,11 @@ import { GateLatch } from './gate-latch.js';
 import { PassedRenders } from './passed-renders.js';
 import type { RuntimeOp } from './runtime-ops.js';
 import { applyRuntimeView, withServerSlotsOf } from './runtime-view.js';
-import { LastDiff, type ConfigDiff, type DiffOptions } from './patch-diff.js';
+import { LastDiff, type ConfigDiff, type DiffOptions, type DiffSource } from './patch-diff.js';
 import { messageOf } from '../core/errors.js';
 
 export type DeployerInput = EventOf<'template.rendered' | 'rendergate.completed' | 'drift.prevention.triggered'>;
 type Cause = Job['cause'];
-
 /** Where an instance stands, for `haptic_fleet_instances{state}`. */
 export type InstanceState = 'in_sync' | 'behind' | 'unreachable' | 'fenced';
 
@@ -32,6 +31,8 @@ export interface InstanceDeployerOptions {
   readonly logger: Logger;
   readonly minDeploymentIntervalMs: number;
   readonly diff: DiffOptions;
+  /** Computes the diff of a pair (the Deployer's, shared by its instances). @default diffDeployed with `diff` */
+  readonly diffs?: DiffSource;
   readonly awaitGateVerdict: boolean;
   /** How long a reload waits for its render's verdict before it deploys the newest that passed. */
   readonly verdictWaitLimitMs: number;
@@ -91,7 +92,7 @@ export class InstanceDeployer {
     this.#logger = options.logger;
     this.#minIntervalMs = options.minDeploymentIntervalMs;
     this.#diffOptions = options.diff;
-    this.#diffs = new LastDiff(options.diff);
+    this.#diffs = new LastDiff(options.diff, options.diffs);
     this.#awaitGate = options.awaitGateVerdict;
     this.#publishFields = options.publish;
     this.#onApplied = options.onApplied;

@@ -52,19 +52,22 @@ export function diffPatch(deployed: DiffInput, next: DiffInput, patch: RenderPat
   return diffRenders({ haproxyConfig: before, auxiliaryFiles: oldFiles as AuxiliaryFiles }, { haproxyConfig: after, auxiliaryFiles: newFiles as AuxiliaryFiles }, options, { mapEdits, config: next.haproxyConfig });
 }
 
-/** `diffDeployed` that keeps the last pair's answer, keyed by the two checksums. */
+/** Computes the diff of one (deployed, next) pair: `diffDeployed`, or a memo shared by instances. */
+export type DiffSource = (deployed: DeployableRender, next: DeployableRender) => ConfigDiff;
+
+/** `diffDeployed` that keeps the last pair's answer, keyed by the two checksums; `source` computes the others. */
 export class LastDiff {
-  readonly #options: DiffOptions;
+  readonly #source: DiffSource;
   #last: { readonly from: string; readonly to: string; readonly diff: ConfigDiff } | undefined;
 
-  constructor(options: DiffOptions = {}) {
-    this.#options = options;
+  constructor(options: DiffOptions = {}, source?: DiffSource) {
+    this.#source = source ?? ((deployed, next) => diffDeployed(deployed, next, options));
   }
 
   of(deployed: DeployableRender, next: DeployableRender): ConfigDiff {
     const last = this.#last;
     if (last?.from === deployed.checksum && last.to === next.checksum) return last.diff;
-    const diff = diffDeployed(deployed, next, this.#options);
+    const diff = this.#source(deployed, next);
     this.#last = { from: deployed.checksum, to: next.checksum, diff };
     return diff;
   }
