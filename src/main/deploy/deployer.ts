@@ -139,7 +139,7 @@ export class Deployer {
         logger: this.#fleet ? logger.child({ instance: id }) : logger,
         minDeploymentIntervalMs,
         diff,
-        diffs: (deployed, next) => diffs.of(deployed, next),
+        diffs,
         awaitGateVerdict: options.awaitGateVerdict ?? true,
         verdictWaitLimitMs: options.verdictWaitLimitMs ?? 10_000,
         publish: (fields, cause) => this.#publish(fields, cause),

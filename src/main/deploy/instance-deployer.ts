@@ -14,8 +14,8 @@ import { jobFor, type Job } from './deploy-job.js';
 import { GateLatch } from './gate-latch.js';
 import { PassedRenders } from './passed-renders.js';
 import type { RuntimeOp } from './runtime-ops.js';
-import { applyRuntimeView, withServerSlotsOf } from './runtime-view.js';
-import { LastDiff, type ConfigDiff, type DiffOptions, type DiffSource } from './patch-diff.js';
+import { withServerSlotsOf } from './runtime-view.js';
+import { LastDiff, type ConfigDiff, type DiffOptions, type DiffShare } from './patch-diff.js';
 import { messageOf } from '../core/errors.js';
 
 export type DeployerInput = EventOf<'template.rendered' | 'rendergate.completed' | 'drift.prevention.triggered'>;
@@ -31,8 +31,8 @@ export interface InstanceDeployerOptions {
   readonly logger: Logger;
   readonly minDeploymentIntervalMs: number;
   readonly diff: DiffOptions;
-  /** Computes the diff of a pair (the Deployer's, shared by its instances). @default diffDeployed with `diff` */
-  readonly diffs?: DiffSource;
+  /** Computes diffs and runtime views (the Deployer's, shared by its instances). @default each its own */
+  readonly diffs?: DiffShare;
   readonly awaitGateVerdict: boolean;
   /** How long a reload waits for its render's verdict before it deploys the newest that passed. */
   readonly verdictWaitLimitMs: number;
@@ -293,7 +293,7 @@ export class InstanceDeployer {
     }
     this.#observeLatency(job);
     if (partial) {
-      this.#live = applyRuntimeView(running, job.render, ops, this.#diffOptions);
+      this.#live = this.#diffs.view(running, job.render, ops);
       this.#logger.info({ renderId: job.render.renderId, ops: ops.length, reasons: diff?.reasons }, 'runtime part applied; reload to follow');
       this.#publish(job, 'runtime', 'success', this.#clock.monotonic() - started, applied);
       this.#revertIfRefused(job.render.renderId, job.cause, false);

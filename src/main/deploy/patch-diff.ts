@@ -8,7 +8,8 @@
 import type { AuxiliaryFiles, RenderPatch, TextEdit } from '../../worker/protocol.js';
 import { diffRenders, type ConfigDiff, type DiffInput, type DiffOptions } from './config-diff.js';
 import type { DeployableRender } from './deploy-target.js';
-import { VIEW_PREFIX } from './runtime-view.js';
+import type { RuntimeOp } from './runtime-ops.js';
+import { applyRuntimeView, VIEW_PREFIX } from './runtime-view.js';
 
 export type { ConfigDiff, DiffOptions } from './config-diff.js';
 
@@ -52,23 +53,35 @@ export function diffPatch(deployed: DiffInput, next: DiffInput, patch: RenderPat
   return diffRenders({ haproxyConfig: before, auxiliaryFiles: oldFiles as AuxiliaryFiles }, { haproxyConfig: after, auxiliaryFiles: newFiles as AuxiliaryFiles }, options, { mapEdits, config: next.haproxyConfig });
 }
 
-/** Computes the diff of one (deployed, next) pair: `diffDeployed`, or a memo shared by instances. */
-export type DiffSource = (deployed: DeployableRender, next: DeployableRender) => ConfigDiff;
+/** Diffs and runtime views computed once for several instances (SharedDiffs). */
+export interface DiffShare {
+  /** `diffDeployed(deployed, next)`. */
+  of(deployed: DeployableRender, next: DeployableRender): ConfigDiff;
+  /** `applyRuntimeView(running, next, ops)`, for `ops` of `of(running, next)`. */
+  viewOf(running: DeployableRender, next: DeployableRender, ops: readonly RuntimeOp[]): DeployableRender;
+}
 
-/** `diffDeployed` that keeps the last pair's answer, keyed by the two checksums; `source` computes the others. */
+/** `diffDeployed` that keeps the last pair's answer, keyed by the two checksums; `share` computes the others. */
 export class LastDiff {
-  readonly #source: DiffSource;
+  readonly #options: DiffOptions;
+  readonly #share: DiffShare | undefined;
   #last: { readonly from: string; readonly to: string; readonly diff: ConfigDiff } | undefined;
 
-  constructor(options: DiffOptions = {}, source?: DiffSource) {
-    this.#source = source ?? ((deployed, next) => diffDeployed(deployed, next, options));
+  constructor(options: DiffOptions = {}, share?: DiffShare) {
+    this.#options = options;
+    this.#share = share;
   }
 
   of(deployed: DeployableRender, next: DeployableRender): ConfigDiff {
     const last = this.#last;
     if (last?.from === deployed.checksum && last.to === next.checksum) return last.diff;
-    const diff = this.#source(deployed, next);
+    const diff = this.#share?.of(deployed, next) ?? diffDeployed(deployed, next, this.#options);
     this.#last = { from: deployed.checksum, to: next.checksum, diff };
     return diff;
+  }
+
+  /** What HAProxy runs once `ops` (of this pair's diff) are applied to `running` (see runtime-view.ts). */
+  view(running: DeployableRender, next: DeployableRender, ops: readonly RuntimeOp[]): DeployableRender {
+    return this.#share?.viewOf(running, next, ops) ?? applyRuntimeView(running, next, ops, this.#options);
   }
 }

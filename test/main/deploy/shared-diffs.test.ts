@@ -2,6 +2,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DeployableRender } from '../../../src/main/deploy/deploy-target.js';
 import type * as patchDiff from '../../../src/main/deploy/patch-diff.js';
 import { diffDeployed } from '../../../src/main/deploy/patch-diff.js';
+import type * as runtimeView from '../../../src/main/deploy/runtime-view.js';
+import { applyRuntimeView } from '../../../src/main/deploy/runtime-view.js';
 import { SharedDiffs } from '../../../src/main/deploy/shared-diffs.js';
 import { DeployerHarness, MAPS_DIR, oneServer } from '../../helpers/deployer-harness.js';
 import { FakeDeployTarget } from '../../helpers/fake-deploy-target.js';
@@ -11,7 +13,12 @@ vi.mock('../../../src/main/deploy/patch-diff.js', async (importOriginal) => {
   const actual = await importOriginal<typeof patchDiff>();
   return { ...actual, diffDeployed: vi.fn(actual.diffDeployed) };
 });
+vi.mock('../../../src/main/deploy/runtime-view.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof runtimeView>();
+  return { ...actual, applyRuntimeView: vi.fn(actual.applyRuntimeView) };
+});
 const counted = vi.mocked(diffDeployed);
+const views = vi.mocked(applyRuntimeView);
 const { diffDeployed: cold } = await vi.importActual<typeof patchDiff>('../../../src/main/deploy/patch-diff.js');
 
 function render(renderId: string, address: string): DeployableRender {
@@ -26,6 +33,7 @@ function pairs(): string[] {
 let fleet: DeployerHarness | undefined;
 beforeEach(() => {
   counted.mockClear();
+  views.mockClear();
 });
 afterEach(async () => {
   await fleet?.stop();
@@ -60,6 +68,21 @@ describe('Deployer instances on the same base', () => {
     expect(b.runtimeBatches).toEqual(a.runtimeBatches);
     expect(slow.runtimeBatches).toEqual([coldOps(first, third)]);
     expect(f.deployer.fleetCounts.in_sync).toBe(3);
+  });
+
+  it('compute once the runtime view of a mixed change for three instances, and each reloads the new render after its runtime part', async () => {
+    const f = (fleet = await new DeployerHarness({}, {}, (clock) => [0, 1, 2].map(() => new FakeDeployTarget({ clock }))).start());
+    const first = await f.renderText(oneServer('10.0.0.1:80'));
+    await f.clock.advance(2000);
+    // The server moves (at runtime) and a timeout changes (a reload).
+    const mixed = await f.renderText(oneServer('10.0.0.2:80', '1s'));
+    await f.clock.advance(2000);
+    expect(pairs()).toEqual([`${first.renderId} -> ${mixed.renderId}`]);
+    expect(views).toHaveBeenCalledTimes(1);
+    for (const target of f.targets) {
+      expect(target.runtimeBatches).toEqual([cold(first, mixed, { mapsDir: MAPS_DIR }).runtimeOps]);
+      expect(target.reloads.map((r) => r.checksum)).toEqual([first.checksum, mixed.checksum]);
+    }
   });
 });
 
