@@ -8,6 +8,8 @@
 // instance set may change during a term (`setTargets`, for discovered Pods): a joining instance
 // replays the term's renders and verdicts (RenderReplay) and so gets a full sync of the newest
 // render the gate did not refuse; a leaving one gets nothing more and is no longer counted.
+// Instances that run the same base share one diff of each new render, and one runtime view of it
+// (SharedDiffs): the main thread does that work once, not once per instance, before the sends.
 // Subscribes (in start, leader-only): template.rendered, rendergate.completed,
 //   drift.prevention.triggered; resource.index.updated through EndpointLatency
 // Publishes: deployment.completed, one per instance outcome, in the correlation of what caused it
