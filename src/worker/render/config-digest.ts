@@ -19,6 +19,7 @@ import { createHash } from 'node:crypto';
 import type { TextEdit } from '../protocol.js';
 import { BlockRope } from './block-rope.js';
 import { applyEdits, commonPrefix, commonSuffix, sortedEdits } from './text-window.js';
+import { lowerBound } from '../store/sorted-search.js';
 
 /** Block digests per group digest. */
 const GROUP = 128;
@@ -232,7 +233,7 @@ export class ConfigDigest {
     const fresh = split(text, starts[first] as number, text.length, this.#terminator, (end) => {
       if (end - t < suffixStart) return false;
       const old = end - shift;
-      const at = lowerBound(starts, old);
+      const at = lowerBound(starts, old, (item, key) => item - key);
       if (at < starts.length && starts[at] === old) {
         resume = at;
         return true;
@@ -299,24 +300,5 @@ function groupDigest(blocks: readonly string[], group: number): string {
 
 /** The first index whose value is above `value`. */
 function upperBound(sorted: readonly number[], value: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((sorted[mid] as number) <= value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** The first index whose value is at least `value`. */
-function lowerBound(sorted: readonly number[], value: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((sorted[mid] as number) < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return lowerBound(sorted, value, (item, key) => (item <= key ? -1 : 1));
 }

@@ -11,6 +11,7 @@ import { compareCandidates, type LineCandidate } from './gateway-lines.js';
 import { keyedHost, type Planned } from './gateway-routes.js';
 import type { RouteEntry } from './model.js';
 import { comparatorOf, routeClaims, TABLES, type Claim, type TableName } from './route-table.js';
+import { lowerBound } from '../store/sorted-search.js';
 
 /** A mapped route and the candidate it was planned from (for precedence). */
 export interface MappedRoute {
@@ -163,17 +164,7 @@ function claimantsOf(mapped: readonly MappedRoute[]): Map<string, MappedRoute[]>
   return out;
 }
 
-/** The first index whose item does not come before `item`. */
-export function lowerBound<T>(list: readonly T[], item: T, compare: (a: T, b: T) => number): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compare(list[mid] as T, item) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+export { lowerBound };
 
 /** Where `item` goes in `list` (in order); undefined when it ties with an item of the list. */
 export function insertionPoint<T>(list: readonly T[], item: T, compare: (a: T, b: T) => number): number | undefined {

@@ -10,6 +10,7 @@ import { domainOf, groupsOf, hostLabel, HostOwners, isWildcard, OwnershipGroup, 
 import type { RouteEntry, RouteTables, RoutingModel } from './model.js';
 import { findingOf, type Warn } from './findings.js';
 import { basePath, claimTables, comparatorOf, eachTable, routeClaims, TABLES, type TableName } from './route-table.js';
+import { lowerBound } from '../store/sorted-search.js';
 
 export type { RouteCandidate } from './host-owners.js';
 
@@ -261,15 +262,7 @@ export class RouteIndex {
 
 /** Where `key` is, or would go, in a table sorted by `compare` (binary search). */
 function position(list: readonly RouteEntry[], key: string, compare: (a: RouteEntry, b: RouteEntry) => number): number {
-  const probe = { key, backend: '' };
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compare(list[mid] as RouteEntry, probe) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return lowerBound(list, { key, backend: '' }, compare);
 }
 
 function sameEntries(a: readonly RouteEntry[], b: readonly RouteEntry[]): boolean {

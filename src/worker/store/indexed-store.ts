@@ -7,6 +7,7 @@ import type { KubeObject } from '../protocol.js';
 import { flat, fromDormantText, toDormantText } from './compact-object.js';
 import { IndexTree } from './index-tree.js';
 import { admitObject, registerAdmitted, type StoreIdentity, type StoreKind } from './store-admission.js';
+import { lowerBound } from './sorted-search.js';
 
 export { StoreRefusal, type StoreKind } from './store-admission.js';
 
@@ -235,15 +236,7 @@ export class IndexedStore {
 
   /** Where `key` is, or would be inserted, in `#order` (binary search). */
   #position(key: string): number {
-    const order = this.#order as string[];
-    let lo = 0;
-    let hi = order.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (compareKeys(order[mid] as string, key) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return lowerBound(this.#order as string[], key, compareKeys);
   }
 
   #changed(key: string): void {

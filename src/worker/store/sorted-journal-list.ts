@@ -3,6 +3,7 @@
 // search and a splice each), not for the store's size. The guarded reader's lists
 // (guarded-lists.ts) and the served Ingresses (routing/served-ingresses.ts) are kept this way.
 import { compareKeys, type IndexedStore } from './indexed-store.js';
+import { lowerBound } from './sorted-search.js';
 
 /** What the list holds for a key, or undefined when the key is not in it (absent, rejected, filtered out). */
 export type EntryOf<T> = (key: string, store: IndexedStore) => T | undefined;
@@ -66,14 +67,6 @@ export class SortedJournalList<T> {
 
   /** Where `key` is, or would be inserted (binary search). */
   #position(key: string): number {
-    const keys = this.#keys;
-    let lo = 0;
-    let hi = keys.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (compareKeys(keys[mid] as string, key) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return lowerBound(this.#keys, key, compareKeys);
   }
 }
