@@ -111,9 +111,20 @@ export function preparedMapVersion(reply: string): string {
  * non-empty without blanks, and the value non-empty, not starting with a blank.
  */
 export function mapPayloadLine(key: string, value: string): string | undefined {
+  return payloadEntry(key, value)?.[0];
+}
+
+// Printable ASCII: the usual entry, whose bytes are its length.
+const ASCII_KEY = /^[\x21-\x7e]+$/;
+const ASCII_VALUE = /^[\x21-\x7e][\x20-\x7e]*$/;
+
+/** The payload line of an entry and its bytes with its line break, or undefined (see mapPayloadLine). */
+function payloadEntry(key: string, value: string): [line: string, bytes: number] | undefined {
+  if (ASCII_KEY.test(key) && ASCII_VALUE.test(value)) return [`${key} ${value}`, key.length + value.length + 2];
   if (key === '' || /[ \t\r\n\0]/.test(key)) return undefined;
-  if (value === '' || /^[ \t]|[\r\n\0]/.test(value)) return undefined;
-  return `${key} ${value}`;
+  if (value === '' || /^[ \t]/.test(value) || /[\r\n\0]/.test(value)) return undefined;
+  const line = `${key} ${value}`;
+  return [line, payloadLineBytes(line)];
 }
 
 /**
@@ -138,16 +149,15 @@ export function versionedMapCommands(op: MapReplaceOp, version: string, maxPaylo
     bytes = fixed;
   };
   for (const [key, value] of op.entries) {
-    const line = mapPayloadLine(key, value);
-    const size = line === undefined ? Infinity : payloadLineBytes(line);
-    if (line === undefined || fixed + size > maxPayloadBytes) {
+    const entry = payloadEntry(key, value);
+    if (entry === undefined || fixed + entry[1] > maxPayloadBytes) {
       flush();
       adds.push(`${head} ${cliArg(key)} ${cliArg(value)}`);
       continue;
     }
-    if (bytes + size > maxPayloadBytes) flush();
-    payload.push(line);
-    bytes += size;
+    if (bytes + entry[1] > maxPayloadBytes) flush();
+    payload.push(entry[0]);
+    bytes += entry[1];
   }
   flush();
   return { adds, commit: `commit map @${version} ${file}` };

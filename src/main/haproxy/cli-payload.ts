@@ -44,27 +44,30 @@ export function commandLine(command: CliCommand): string {
 }
 
 /**
- * Refuses a command that would not be sent as the one command it says: a first line that is not
- * one command (see checkCommandLine) or already ends in `<<`, a payload with no line, an empty
- * line or a line break in it, or a whole command larger than `maxPayloadBytes`.
+ * The command as sent (see commandText), after refusing one that would not be the one command it
+ * says: a first line that is not one command (see checkCommandLine) or already ends in `<<`, a
+ * payload with no line, an empty line, a line break, CR or NUL in one, or a whole command larger
+ * than `maxPayloadBytes`.
  */
-export function checkCommand(command: CliCommand, maxLineBytes: number, maxPayloadBytes: number): void {
+export function checkedCommandText(command: CliCommand, maxLineBytes: number, maxPayloadBytes: number): string {
   if (typeof command === 'string') {
     checkCommandLine(command, maxLineBytes);
     if (command.endsWith('<<')) throw new TypeError(`a HAProxy CLI command ending in '<<' starts a payload: ${JSON.stringify(command.slice(0, 200))}`);
-    return;
+    return command;
   }
   checkCommandLine(command.line, maxLineBytes);
-  if (command.line.endsWith('<<')) throw new TypeError(`payload command line already ends in '<<': ${JSON.stringify(command.line.slice(0, 200))}`);
-  if (command.payload.length === 0) throw new TypeError(`payload command without payload: ${JSON.stringify(command.line.slice(0, 200))}`);
-  let bytes = payloadHeadBytes(command.line) + 1;
+  const at = JSON.stringify(command.line.slice(0, 200));
+  if (command.line.endsWith('<<')) throw new TypeError(`payload command line already ends in '<<': ${at}`);
+  if (command.payload.length === 0) throw new TypeError(`payload command without payload: ${at}`);
   for (const line of command.payload) {
-    if (line === '' || /[\r\n\0]/.test(line)) {
-      throw new TypeError(`a payload line must be non-empty, without line breaks or NUL: ${JSON.stringify(line.slice(0, 200))} in ${JSON.stringify(command.line.slice(0, 200))}`);
-    }
-    bytes += payloadLineBytes(line);
+    if (line === '' || line.includes('\n')) throw new TypeError(`a payload line must be one non-empty line: ${JSON.stringify(line.slice(0, 200))} in ${at}`);
   }
-  if (bytes > maxPayloadBytes) throw new TypeError(`HAProxy CLI payload command of ${bytes} bytes exceeds the ${maxPayloadBytes}-byte limit: ${JSON.stringify(command.line.slice(0, 200))}`);
+  const text = commandText(command);
+  if (/[\r\0]/.test(text)) throw new TypeError(`a HAProxy CLI payload cannot contain CR or NUL: ${at}`);
+  // The text, its line break, and the empty line that ends the payload.
+  const bytes = Buffer.byteLength(text) + 1;
+  if (bytes > maxPayloadBytes) throw new TypeError(`HAProxy CLI payload command of ${bytes} bytes exceeds the ${maxPayloadBytes}-byte limit: ${at}`);
+  return text;
 }
 
 /** A payload command's output without the `+ ` prompts HAProxy printed while it gathered the payload. */

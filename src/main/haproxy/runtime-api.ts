@@ -7,7 +7,7 @@ import { RuntimeCommandError } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
 import { UnixSocketTransport, type CliTransport } from './cli-transport.js';
 import { SEVERITY_COMMAND, parsePromptReplies, parseSingleReply, replyFailure, toReply, type CliReply } from './cli-reply.js';
-import { DEFAULT_MAX_PAYLOAD_BYTES, checkCommand, commandLine, commandText, payloadOutput, type CliCommand } from './cli-payload.js';
+import { DEFAULT_MAX_PAYLOAD_BYTES, checkedCommandText, commandLine, payloadOutput, type CliCommand } from './cli-payload.js';
 
 export { cliArg, type CliReply } from './cli-reply.js';
 export type { CliCommand, PayloadCommand } from './cli-payload.js';
@@ -64,7 +64,7 @@ export class RuntimeApi {
    * @example await api.send(`set server ${cliArg('be/srv1')} state ready`)
    */
   async send(command: string, signal?: AbortSignal): Promise<CliReply> {
-    checkCommand(command, this.#maxLineBytes, this.maxPayloadBytes);
+    checkedCommandText(command, this.#maxLineBytes, this.maxPayloadBytes);
     const raw = await this.#transport.exchange(`${SEVERITY_COMMAND}; ${command}\n`, signal);
     const output = parseSingleReply(raw, this.socketPath);
     if (replyFailure(output) !== undefined) throw new RuntimeCommandError(command, output);
@@ -83,11 +83,11 @@ export class RuntimeApi {
    * were `executed`) and later connections are not opened. The caller's remedy is a reload.
    */
   async sendBatch(commands: readonly CliCommand[], signal?: AbortSignal): Promise<CliReply[]> {
-    for (const command of commands) checkCommand(command, this.#maxLineBytes, this.maxPayloadBytes);
+    const texts = commands.map((command) => checkedCommandText(command, this.#maxLineBytes, this.maxPayloadBytes));
     const replies: CliReply[] = [];
     for (let start = 0; start < commands.length; start += this.#maxCommands) {
       const chunk = commands.slice(start, start + this.#maxCommands);
-      const request = ['prompt', SEVERITY_COMMAND, ...chunk.map(commandText), 'quit', ''].join('\n');
+      const request = ['prompt', SEVERITY_COMMAND, ...texts.slice(start, start + this.#maxCommands), 'quit', ''].join('\n');
       const raw = await this.#transport.exchange(request, signal);
       const outputs = parsePromptReplies(raw, chunk.length, this.socketPath).map((output, i) => (typeof chunk[i] === 'string' ? output : payloadOutput(output)));
       const failed = outputs.findIndex((output) => replyFailure(output) !== undefined);

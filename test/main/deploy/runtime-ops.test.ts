@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { commandCount, mapPayloadLine, preparedMapVersion, prepareMapCommand, runtimeCommand, versionedMapCommands, type MapReplaceOp } from '../../../src/main/deploy/runtime-ops.js';
-import { checkCommand, commandText, type PayloadCommand } from '../../../src/main/haproxy/cli-payload.js';
+import { checkedCommandText, commandText, type PayloadCommand } from '../../../src/main/haproxy/cli-payload.js';
 
 describe('runtime operations as Runtime API commands', () => {
   it('renders server changes as set server commands', () => {
@@ -40,13 +40,21 @@ describe('runtime operations as Runtime API commands', () => {
       expect(typeof add).toBe('object');
       const bytes = Buffer.byteLength(`${commandText(add)}\n`);
       expect(bytes).toBeLessThanOrEqual(max);
-      expect(() => checkCommand(add, 4_096, max)).not.toThrow();
+      expect(checkedCommandText(add, 4_096, max)).toBe(commandText(add));
     }
     // Every command but the last is full: one more entry would not have fitted.
     const entryBytes = Buffer.byteLength(`${entries[999]?.[0]} ${entries[999]?.[1]}\n`);
     for (const add of adds.slice(0, -1)) expect(Buffer.byteLength(`${commandText(add)}\n`) + entryBytes).toBeGreaterThan(max);
     const sent = adds.flatMap((add) => (add as PayloadCommand).payload);
     expect(sent).toEqual(entries.map(([k, v]) => `${k} ${v}`));
+  });
+
+  it('counts the UTF-8 bytes of entries that are not plain ASCII when it splits', () => {
+    const entries = Array.from({ length: 200 }, (_, i) => [`bücher${i}.example/ü`, `be_ü\tx ${i}`] as const);
+    const max = 1_024;
+    const { adds } = versionedMapCommands({ type: 'map-replace', file: '/m.map', entries }, '1', max);
+    for (const add of adds) expect(Buffer.byteLength(`${commandText(add)}\n`)).toBeLessThanOrEqual(max);
+    expect(adds.flatMap((add) => (add as PayloadCommand).payload)).toEqual(entries.map(([k, v]) => `${k} ${v}`));
   });
 
   it('sends an entry a payload line cannot carry as its own escaped add map line, in its place', () => {

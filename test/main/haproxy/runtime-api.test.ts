@@ -82,7 +82,7 @@ describe('RuntimeApi.sendBatch', () => {
     const transport = new ScriptedTransport([]);
     const api = new RuntimeApi({ socketPath: transport.socketPath, transport, maxPayloadBytes: 64 });
     await expect(api.sendBatch([{ line: 'add map @1 /m', payload: ['k '.repeat(40)] }])).rejects.toThrow(/exceeds the 64-byte limit/);
-    await expect(api.sendBatch([{ line: 'add map @1 /m', payload: ['a b', ''] }])).rejects.toThrow(/non-empty/);
+    await expect(api.sendBatch([{ line: 'add map @1 /m', payload: ['a b', ''] }])).rejects.toThrow(/one non-empty line/);
     await expect(api.sendBatch([{ line: 'add map @1 /m', payload: [] }])).rejects.toThrow(/without payload/);
     await expect(api.sendBatch(['add map /m k v<<'])).rejects.toThrow(/starts a payload/);
     await expect(api.send('add map /m k <<')).rejects.toThrow(/starts a payload/);
