@@ -2,7 +2,8 @@
 // go to that version in payload commands (versionedMapCommands), and `commit map` publishes it
 // only after HAProxy accepted every entry, on its own connection: HAProxy runs the rest of a
 // connection's commands after one fails, so a commit sent with the entries could publish a
-// version that lacks some. An uncommitted version never matches; the next prepare supersedes it.
+// version that lacks some. An uncommitted version never matches, and the next commit of a later
+// version purges it (the Deployer's remedy for a failure, a reload, starts afresh anyway).
 import { prepareMapCommand, preparedMapVersion, versionedMapCommands, type MapReplaceOp } from '../deploy/runtime-ops.js';
 import type { RuntimeApi } from './runtime-api.js';
 

@@ -27,6 +27,7 @@ export interface RuntimeApiOptions {
   /**
    * Largest command with a payload (first line, payload and the empty line that ends it): HAProxy
    * gathers it in one tune.bufsize buffer and drops the connection when it does not fit.
+   * Lower it for a config with a smaller tune.bufsize; 0 sends no payload commands.
    * @default 15360 (1 KiB below the default tune.bufsize)
    */
   readonly maxPayloadBytes?: number;
@@ -54,6 +55,9 @@ export class RuntimeApi {
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     if (!Number.isInteger(this.#maxCommands) || this.#maxCommands < 1) {
       throw new TypeError(`maxCommandsPerConnection must be a positive integer, got ${String(options.maxCommandsPerConnection)}`);
+    }
+    if (!Number.isInteger(this.maxPayloadBytes) || this.maxPayloadBytes < 0) {
+      throw new TypeError(`maxPayloadBytes must be a non-negative integer, got ${String(options.maxPayloadBytes)}`);
     }
   }
 

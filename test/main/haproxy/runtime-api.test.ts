@@ -91,5 +91,6 @@ describe('RuntimeApi.sendBatch', () => {
 
   it('rejects a nonsensical connection size with the value it got', () => {
     expect(() => new RuntimeApi({ socketPath: '/s', maxCommandsPerConnection: 0 })).toThrow(/got 0/);
+    expect(() => new RuntimeApi({ socketPath: '/s', maxPayloadBytes: -1 })).toThrow(/maxPayloadBytes .* got -1/);
   });
 });
