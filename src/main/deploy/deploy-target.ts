@@ -30,7 +30,8 @@ export interface DeployTarget {
    * Applies Runtime API operations in order, through the admin socket (`<out>/run/admin.sock` for
    * the local target), each command prefixed with `set severity-output string;` so a failure
    * reads `[err]`. Render each operation with `runtimeCommand`, or for `map-replace` with
-   * `prepareMapCommand` → `preparedMapVersion` → `versionedMapCommands` (see runtime-ops.ts).
+   * `prepareMapCommand` → `preparedMapVersion` → `versionedMapCommands` (payload commands), and
+   * `commit map` only once every entry was accepted (see runtime-ops.ts, haproxy/map-replace.ts).
    * Resolves with the number of command lines HAProxy acknowledged (`commandCount` per op).
    * Rejects on the first `[err]` (or any failure reply, or an unreachable socket): the Deployer
    * then no longer knows the runtime state and falls back to a reload. Operations are not

@@ -24,11 +24,13 @@ const FAILURE_TEXT = /^(Unknown command|Permission denied|This command is restri
 
 /**
  * One argument for a CLI line: spaces, tabs, semicolons and backslashes get a backslash (the CLI
- * splits words on blanks and commands on `;`). Line breaks cannot be escaped and are refused.
+ * splits words on blanks and commands on `;`), and so does a final `<`, so that no argument is
+ * the word `<<` or ends a line with `<<` (either would start a payload). Line breaks cannot be
+ * escaped and are refused.
  */
 export function cliArg(value: string): string {
   if (/[\r\n\0]/.test(value)) throw new TypeError(`a HAProxy CLI argument cannot contain a line break or NUL: ${JSON.stringify(value)}`);
-  return value.replace(/[\\ \t;]/g, (c) => `\\${c}`);
+  return value.replace(/[\\ \t;]/g, (c) => `\\${c}`).replace(/<$/, '\\<');
 }
 
 /**

@@ -5,10 +5,11 @@
 // what HAProxy confirmed: the checksum it reports is that of the files the running worker loaded.
 import type { Logger } from 'pino';
 import type { DeployTarget, DeployableRender, ReloadResult, RuntimeOp } from '../deploy/deploy-target.js';
-import { commandCount, prepareMapCommand, preparedMapVersion, runtimeCommand, versionedMapCommands } from '../deploy/runtime-ops.js';
+import { commandCount, runtimeCommand } from '../deploy/runtime-ops.js';
 import { VIEW_PREFIX } from '../deploy/runtime-view.js';
 import type { OutputDirectory, WriteHint } from '../output/output-directory.js';
 import type { HaproxyProcess } from './haproxy-process.js';
+import { replaceMap } from './map-replace.js';
 
 export interface LocalHaproxyTargetOptions {
   readonly output: OutputDirectory;
@@ -53,9 +54,7 @@ export class LocalHaproxyTarget implements DeployTarget {
       if (op.type === 'map-replace') {
         // A versioned replace needs the version HAProxy hands out, so it runs on its own.
         await flush();
-        const version = preparedMapVersion((await api.send(prepareMapCommand(op))).output);
-        const { adds, commit } = versionedMapCommands(op, version);
-        await api.sendBatch([...adds, commit]);
+        await replaceMap(api, op);
       } else {
         batch.push(runtimeCommand(op));
       }

@@ -6,9 +6,11 @@
 import { RuntimeCommandError } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
 import { UnixSocketTransport, type CliTransport } from './cli-transport.js';
-import { SEVERITY_COMMAND, checkCommandLine, parsePromptReplies, parseSingleReply, replyFailure, toReply, type CliReply } from './cli-reply.js';
+import { SEVERITY_COMMAND, parsePromptReplies, parseSingleReply, replyFailure, toReply, type CliReply } from './cli-reply.js';
+import { DEFAULT_MAX_PAYLOAD_BYTES, checkedCommandText, commandLine, payloadOutput, type CliCommand } from './cli-payload.js';
 
 export { cliArg, type CliReply } from './cli-reply.js';
+export type { CliCommand, PayloadCommand } from './cli-payload.js';
 
 export interface RuntimeApiOptions {
   /** The admin socket: the template value `runtimeSocket` (`<out>/run/admin.sock` under HaproxyProcess). */
@@ -22,6 +24,13 @@ export interface RuntimeApiOptions {
    * by default) and cuts what does not fit, so lines stay well below it. @default 4096
    */
   readonly maxLineBytes?: number;
+  /**
+   * Largest command with a payload (first line, payload and the empty line that ends it): HAProxy
+   * gathers it in one tune.bufsize buffer and drops the connection when it does not fit.
+   * Lower it for a config with a smaller tune.bufsize; 0 sends no payload commands.
+   * @default 15360 (1 KiB below the default tune.bufsize)
+   */
+  readonly maxPayloadBytes?: number;
   /** Commands per connection in `sendBatch`, which bounds each reply and each timeout. @default 256 */
   readonly maxCommandsPerConnection?: number;
   /** Replaces the UNIX socket (tests). */
@@ -33,6 +42,8 @@ export class RuntimeApi {
   readonly #transport: CliTransport;
   readonly #maxLineBytes: number;
   readonly #maxCommands: number;
+  /** Largest payload command `sendBatch` accepts: what builders of payload commands split at. */
+  readonly maxPayloadBytes: number;
 
   constructor(options: RuntimeApiOptions) {
     this.socketPath = options.socketPath;
@@ -41,8 +52,12 @@ export class RuntimeApi {
       new UnixSocketTransport({ socketPath: options.socketPath, ...(options.clock && { clock: options.clock }), timeoutMs: options.timeoutMs ?? 10_000 });
     this.#maxLineBytes = options.maxLineBytes ?? 4096;
     this.#maxCommands = options.maxCommandsPerConnection ?? 256;
+    this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     if (!Number.isInteger(this.#maxCommands) || this.#maxCommands < 1) {
       throw new TypeError(`maxCommandsPerConnection must be a positive integer, got ${String(options.maxCommandsPerConnection)}`);
+    }
+    if (!Number.isInteger(this.maxPayloadBytes) || this.maxPayloadBytes < 0) {
+      throw new TypeError(`maxPayloadBytes must be a non-negative integer, got ${String(options.maxPayloadBytes)}`);
     }
   }
 
@@ -53,7 +68,7 @@ export class RuntimeApi {
    * @example await api.send(`set server ${cliArg('be/srv1')} state ready`)
    */
   async send(command: string, signal?: AbortSignal): Promise<CliReply> {
-    checkCommandLine(command, this.#maxLineBytes);
+    checkedCommandText(command, this.#maxLineBytes, this.maxPayloadBytes);
     const raw = await this.#transport.exchange(`${SEVERITY_COMMAND}; ${command}\n`, signal);
     const output = parseSingleReply(raw, this.socketPath);
     if (replyFailure(output) !== undefined) throw new RuntimeCommandError(command, output);
@@ -61,7 +76,8 @@ export class RuntimeApi {
   }
 
   /**
-   * Several commands, pipelined one per line in interactive (`prompt`) mode, up to
+   * Several commands, pipelined one per line (a payload command: its lines and the empty line
+   * that ends it) in interactive (`prompt`) mode, up to
    * `maxCommandsPerConnection` per connection. Not joined with `;` on one line: there HAProxy
    * separates replies only by a blank line, which some 2.6 error messages omit, so one reply
    * could be read as another's. The prompt HAProxy prints after each command cannot go missing.
@@ -70,19 +86,19 @@ export class RuntimeApi {
    * after one fails; the first failure then throws (with its batch `index` and how many commands
    * were `executed`) and later connections are not opened. The caller's remedy is a reload.
    */
-  async sendBatch(commands: readonly string[], signal?: AbortSignal): Promise<CliReply[]> {
-    for (const command of commands) checkCommandLine(command, this.#maxLineBytes);
+  async sendBatch(commands: readonly CliCommand[], signal?: AbortSignal): Promise<CliReply[]> {
+    const texts = commands.map((command) => checkedCommandText(command, this.#maxLineBytes, this.maxPayloadBytes));
     const replies: CliReply[] = [];
     for (let start = 0; start < commands.length; start += this.#maxCommands) {
       const chunk = commands.slice(start, start + this.#maxCommands);
-      const request = ['prompt', SEVERITY_COMMAND, ...chunk, 'quit', ''].join('\n');
+      const request = ['prompt', SEVERITY_COMMAND, ...texts.slice(start, start + this.#maxCommands), 'quit', ''].join('\n');
       const raw = await this.#transport.exchange(request, signal);
-      const outputs = parsePromptReplies(raw, chunk.length, this.socketPath);
+      const outputs = parsePromptReplies(raw, chunk.length, this.socketPath).map((output, i) => (typeof chunk[i] === 'string' ? output : payloadOutput(output)));
       const failed = outputs.findIndex((output) => replyFailure(output) !== undefined);
       if (failed >= 0) {
-        throw new RuntimeCommandError(chunk[failed] as string, outputs[failed] as string, start + failed, start + chunk.length);
+        throw new RuntimeCommandError(commandLine(chunk[failed] as CliCommand), outputs[failed] as string, start + failed, start + chunk.length);
       }
-      chunk.forEach((command, i) => replies.push(toReply(command, outputs[i] as string)));
+      chunk.forEach((command, i) => replies.push(toReply(commandLine(command), outputs[i] as string)));
     }
     return replies;
   }

@@ -23,6 +23,12 @@ describe('cliArg', () => {
   it('refuses a line break, which would start another command', () => {
     expect(() => cliArg('x\nshutdown sessions')).toThrow(TypeError);
   });
+
+  it('escapes a final < so no argument is the payload marker << or ends a line with it', () => {
+    expect(cliArg('<<')).toBe('<\\<');
+    expect(cliArg('a<<')).toBe('a<\\<');
+    expect(cliArg('a<b')).toBe('a<b');
+  });
 });
 
 describe('checkCommandLine', () => {

@@ -58,7 +58,39 @@ describe('RuntimeApi.sendBatch', () => {
     expect(transport.requests).toEqual([]);
   });
 
+  it('sends a payload command as its first line with <<, the payload lines and an empty line, and drops the + prompts from its output', async () => {
+    const transport = new ScriptedTransport([`\n> \n> + + + \n> \n> `]);
+    const api = new RuntimeApi({ socketPath: transport.socketPath, transport });
+    const replies = await api.sendBatch([{ line: 'add map @3 /m', payload: ['a/ be1', 'b/ be with spaces'] }, 'show info']);
+    expect(transport.requests).toEqual(['prompt\nset severity-output string\nadd map @3 /m <<\na/ be1\nb/ be with spaces\n\nshow info\nquit\n']);
+    expect(replies.map((r) => [r.command, r.output])).toEqual([
+      ['add map @3 /m << (2 lines)', ''],
+      ['show info', ''],
+    ]);
+  });
+
+  it('reads an [err] after the + prompts of a payload command as its failure', async () => {
+    const transport = new ScriptedTransport([`\n> \n> + + [err]: Missing value for key 'x'.\n\n> `]);
+    const api = new RuntimeApi({ socketPath: transport.socketPath, transport });
+    await expect(api.sendBatch([{ line: 'add map @3 /m', payload: ['x'] }])).rejects.toMatchObject({
+      command: 'add map @3 /m << (1 lines)',
+      reply: "[err]: Missing value for key 'x'.",
+    });
+  });
+
+  it('refuses a payload HAProxy would cut or end early, and a one-line command that would start a payload, before connecting', async () => {
+    const transport = new ScriptedTransport([]);
+    const api = new RuntimeApi({ socketPath: transport.socketPath, transport, maxPayloadBytes: 64 });
+    await expect(api.sendBatch([{ line: 'add map @1 /m', payload: ['k '.repeat(40)] }])).rejects.toThrow(/exceeds the 64-byte limit/);
+    await expect(api.sendBatch([{ line: 'add map @1 /m', payload: ['a b', ''] }])).rejects.toThrow(/one non-empty line/);
+    await expect(api.sendBatch([{ line: 'add map @1 /m', payload: [] }])).rejects.toThrow(/without payload/);
+    await expect(api.sendBatch(['add map /m k v<<'])).rejects.toThrow(/starts a payload/);
+    await expect(api.send('add map /m k <<')).rejects.toThrow(/starts a payload/);
+    expect(transport.requests).toEqual([]);
+  });
+
   it('rejects a nonsensical connection size with the value it got', () => {
     expect(() => new RuntimeApi({ socketPath: '/s', maxCommandsPerConnection: 0 })).toThrow(/got 0/);
+    expect(() => new RuntimeApi({ socketPath: '/s', maxPayloadBytes: -1 })).toThrow(/maxPayloadBytes .* got -1/);
   });
 });
