@@ -190,7 +190,8 @@ export class Agent {
       this.#held.set(render, { render: candidate, hint: writeHintOf(request, previous) });
       this.#files.queue(render);
     }
-    this.#logger.info({ epoch: request.epoch, sequence: request.sequence, checksum: candidate.checksum, reload: false, applied }, 'applied');
+    // Logged once the answer is out (the server writes it in this turn of the event loop), not in front of it.
+    setImmediate(() => this.#logger.info({ epoch: fence.epoch, sequence: fence.sequence, checksum: candidate.checksum, reload: false, applied }, 'applied'));
     return { status: 200, answer: { ok: true, applied, reloaded: false, state: this.state() } };
   }
 
