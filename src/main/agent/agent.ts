@@ -67,6 +67,10 @@ export class Agent {
   /** Files and state written behind the answers; `#held` maps each queued render to what it saves and what changed. */
   readonly #files: FileSync;
   readonly #held = new WeakMap<DeployableRender, { readonly render: HeldRender; readonly hint: WriteHint }>();
+  /** The rewrite for the last leader paths seen (a leader keeps its paths: built once, not per apply). */
+  #rewrite: { readonly key: string; readonly rewrite: RenderRewrite } | undefined;
+  /** The renders whose config this process rewrote, and with which leader paths: only those are patched line by line. */
+  readonly #rewrittenWith = new WeakMap<HeldRender, string>();
 
   constructor(options: AgentOptions) {
     this.dir = options.dir;
@@ -186,7 +190,8 @@ export class Agent {
       this.#held.set(render, { render: candidate, hint: writeHintOf(request, previous) });
       this.#files.queue(render);
     }
-    this.#logger.info({ epoch: request.epoch, sequence: request.sequence, checksum: candidate.checksum, reload: false, applied }, 'applied');
+    // Logged once the answer is out (the server writes it in this turn of the event loop), not in front of it.
+    setImmediate(() => this.#logger.info({ epoch: fence.epoch, sequence: fence.sequence, checksum: candidate.checksum, reload: false, applied }, 'applied'));
     return { status: 200, answer: { ok: true, applied, reloaded: false, state: this.state() } };
   }
 
@@ -237,7 +242,10 @@ export class Agent {
   }
 
   #rewriteFor(request: ApplyRequest): RenderRewrite {
-    return renderRewrite(request.paths, this.dir, this.#bindAddress);
+    const { mapsDir, filesDir, certsDir, runDir } = request.paths;
+    const key = JSON.stringify([mapsDir, filesDir, certsDir, runDir]);
+    if (this.#rewrite?.key !== key) this.#rewrite = { key, rewrite: renderRewrite(request.paths, this.dir, this.#bindAddress) };
+    return this.#rewrite.rewrite;
   }
 
   /** The render after `request`: its changes on top of the served one (or alone, for a full sync); undefined when a config patch does not apply. */
@@ -269,19 +277,27 @@ export class Agent {
         digests[recordPath(kind, name)] = filePatch.digest;
       }
     }
-    let source = start?.source ?? '';
+    const held = start?.source ?? '';
+    let source = held;
     let config = start?.config ?? '';
     const patch = request.configPatch;
+    const key = this.#rewrite?.key ?? '';
     if (patch !== undefined) {
       if (start === undefined || patch.end > source.length) return undefined;
       source = source.slice(0, patch.start) + patch.text + source.slice(patch.end);
       if (sha256(source) !== patch.digest) return undefined;
-    } else if (request.config !== undefined) source = request.config;
-    if (patch !== undefined || request.config !== undefined) {
+      // The held config is patched line by line only when this process rewrote it with these paths (not one read back at a restart).
+      config = this.#rewrittenWith.get(start) === key ? rewrite.configPatched(held, config, source, patch) : rewrite.config(source);
+      digests['haproxy.cfg'] = patch.digest;
+    } else if (request.config !== undefined) {
+      source = request.config;
       config = rewrite.config(source);
       digests['haproxy.cfg'] = sha256(source);
     }
-    return { checksum: request.checksum, source, config, files, digests };
+    const merged: HeldRender = { checksum: request.checksum, source, config, files, digests };
+    const rewrittenWith = patch !== undefined || request.config !== undefined ? key : start === undefined ? undefined : this.#rewrittenWith.get(start);
+    if (rewrittenWith !== undefined) this.#rewrittenWith.set(merged, rewrittenWith);
+    return merged;
   }
 
   #fail(status: number, error: ApplyErrorCode, message: string): ApplyOutcome {

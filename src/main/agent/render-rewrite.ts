@@ -11,6 +11,12 @@ import type { FileKind, LeaderPaths } from './agent-protocol.js';
 export interface RenderRewrite {
   /** The config as the agent's HAProxy loads it. */
   config(text: string): string;
+  /**
+   * `config(patched)`, where `patched` is `source` with [start, end) replaced by `text` and
+   * `rewritten` is `config(source)`: only the lines the patch touches are rewritten, the others
+   * are taken from `rewritten` (an endpoint change costs a few lines, not the whole config).
+   */
+  configPatched(source: string, rewritten: string, patched: string, patch: { readonly start: number; readonly end: number; readonly text: string }): string;
   /** An auxiliary file as written under the agent's `--dir`. */
   file(kind: FileKind, text: string): string;
   /** A runtime operation with the agent's map paths. */
@@ -27,14 +33,54 @@ export function renderRewrite(leader: LeaderPaths, dir: string, bindAddress?: st
   const dirs = prefixRewriter(leader, own);
   const run = prefixRewriter({ mapsDir: leader.runDir, filesDir: '', certsDir: '' }, { mapsDir: own.runDir, filesDir: '', certsDir: '' });
   const paths = (text: string): string => run(dirs(text));
+  const config = (text: string): string => {
+    const moved = paths(text);
+    return bindAddress === undefined ? moved : rewriteBinds(moved, bindAddress);
+  };
+  // Every rewrite is line-local and adds or removes no line break, unless a path or the address holds one.
+  const lineLocal = ![leader.mapsDir, leader.filesDir, leader.certsDir, leader.runDir, dir, bindAddress ?? ''].some((text) => text.includes('\n'));
   return {
-    config: (text) => {
-      const moved = paths(text);
-      return bindAddress === undefined ? moved : rewriteBinds(moved, bindAddress);
-    },
+    config,
+    configPatched: (source, rewritten, patched, patch) => (lineLocal ? patchLines(source, rewritten, patched, patch, config) ?? config(patched) : config(patched)),
     file: (kind, text) => (kind === 'files' ? paths(text) : text),
     op: (op) => ('file' in op ? { ...op, file: dirs(op.file) } : op),
   };
+}
+
+/**
+ * The lines of `patched` around the patch, rewritten, between the lines of `rewritten` before and
+ * after them (found by counting line breaks: `rewritten` has the lines of `source`); undefined
+ * when `rewritten` does not have as many lines as `source` (then the whole config is rewritten).
+ */
+function patchLines(source: string, rewritten: string, patched: string, patch: { readonly start: number; readonly end: number; readonly text: string }, rewrite: (text: string) => string): string | undefined {
+  // Whole lines: from the start of the line holding `start` to the end of the line holding `end`.
+  const from = patch.start === 0 ? 0 : source.lastIndexOf('\n', patch.start - 1) + 1;
+  const breakAfter = source.indexOf('\n', patch.end);
+  const to = breakAfter < 0 ? source.length : breakAfter;
+  const before = countBreaks(source, 0, from);
+  const after = countBreaks(source, to, source.length);
+  // In `rewritten`: past the `before`-th line break, and the `after`-th line break from the end.
+  let head = 0;
+  for (let i = 0; i < before; i++) {
+    const at = rewritten.indexOf('\n', head);
+    if (at < 0) return undefined;
+    head = at + 1;
+  }
+  let tail = rewritten.length;
+  for (let i = 0; i < after; i++) {
+    const at = tail === 0 ? -1 : rewritten.lastIndexOf('\n', tail - 1);
+    if (at < head) return undefined;
+    tail = at;
+  }
+  if (countBreaks(rewritten, head, tail) !== countBreaks(source, from, to)) return undefined;
+  const lines = patched.slice(from, to + patch.text.length - (patch.end - patch.start));
+  return rewritten.slice(0, head) + rewrite(lines) + rewritten.slice(tail);
+}
+
+function countBreaks(text: string, from: number, to: number): number {
+  let count = 0;
+  for (let at = text.indexOf('\n', from); at >= 0 && at < to; at = text.indexOf('\n', at + 1)) count++;
+  return count;
 }
 
 /**
