@@ -57,6 +57,30 @@ export function sameCertificates(a: readonly Certificate[], b: readonly Certific
   return true;
 }
 
+/**
+ * `next` with the objects of `prior` wherever their content is equal (matched by name): `prior`
+ * itself when every backend is equal, so that the lists and memo blocks keyed on it stay as they are.
+ */
+export function keepUnchangedBackends(prior: readonly Backend[] | undefined, next: Backend[]): Backend[] {
+  if (prior === undefined || prior.length === 0) return next;
+  let out = next;
+  for (let i = 0; i < next.length; i++) {
+    const backend = next[i] as Backend;
+    const old = prior[i]?.name === backend.name ? prior[i] : prior.find((b) => b.name === backend.name);
+    if (old === undefined || old === backend || !sameRouteBackend(old, backend)) continue;
+    if (out === next) out = next.slice();
+    out[i] = old;
+  }
+  return out.length === prior.length && out.every((b, i) => b === prior[i]) ? (prior as Backend[]) : out;
+}
+
+/** sameBackend, and the fields only route backends set (their filters as plain data: a different spelling only misses a reuse). */
+function sameRouteBackend(a: Backend, b: Backend): boolean {
+  if (a.serviceNamespace !== b.serviceNamespace || a.rateLimitTableSize !== b.rateLimitTableSize || a.checkInterval !== b.checkInterval) return false;
+  if (a.gateway !== b.gateway && JSON.stringify(a.gateway) !== JSON.stringify(b.gateway)) return false;
+  return sameBackend(a, b);
+}
+
 function sameBackend(a: Backend, b: Backend): boolean {
   if (a.name !== b.name || a.namespace !== b.namespace || a.ingress !== b.ingress || a.service !== b.service || a.port !== b.port || a.dns !== b.dns) return false;
   if (!sameOptions(a.options, b.options) || !sameOptions(a.ingressOptions, b.ingressOptions)) return false;

@@ -213,6 +213,8 @@ export class GatewayModelBuilder {
     const stamp = ++this.#stamp;
     let claimsChanged = this.#ownership === undefined || this.#ownership.context !== context || this.#ownership.base !== claims.ownership;
     const attached: RouteEntry[] = [];
+    // The backends of the routes built again, whose equal backends keep their objects.
+    const prior = new Map<string, Backend[]>();
     for (let i = 0; i < routes.length; i++) {
       const route = routes[i] as KubeObject;
       const key = keys[i] as string;
@@ -221,13 +223,17 @@ export class GatewayModelBuilder {
       if (entry === undefined || entry.route !== route || entry.context !== context) {
         entry = attachEntry(route, context, source, options);
         if (before?.route === route) entry.backends = before.backends;
-        else if (before?.backends !== undefined) this.#dependents.unregister({ key, deps: before.backends.deps });
+        else if (before?.backends !== undefined) {
+          this.#dependents.unregister({ key, deps: before.backends.deps });
+          prior.set(key, before.backends.built.backends);
+        }
         if (entry.claims !== (before?.claims ?? '')) claimsChanged = true;
         entries.set(key, entry);
       }
       entry.seen = stamp;
       if (entry.backends !== undefined && (!keepBackends || dirty.has(key))) {
         this.#dependents.unregister({ key, deps: entry.backends.deps });
+        prior.set(key, entry.backends.built.backends);
         entry.backends = undefined;
       }
       if (entry.attachLog.length > 0) reads.log.push(...entry.attachLog);
@@ -259,7 +265,7 @@ export class GatewayModelBuilder {
         entry.owned = { ownership, parents, attachments: parents.flatMap((p) => p.attachments), unserved: parents.flatMap((p) => p.unserved), log: ownReads.log };
       }
       if (entry.backends === undefined) {
-        entry.backends = backendsOf(route, source, this.#model, options, slots);
+        entry.backends = backendsOf(route, source, this.#model, options, slots, prior.get(key));
         this.#dependents.register({ key, deps: entry.backends.deps });
       }
       if (entry.lines?.from.owned !== entry.owned || entry.lines.from.backends !== entry.backends) entry.lines = linesOf(entry);

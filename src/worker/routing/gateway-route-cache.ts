@@ -30,29 +30,41 @@ export class RouteOrder {
   #at = new Map<string, { index: number; created: number }>();
   /** Index in the order of the route objects met so far (an unchanged route is the same object). */
   #index = new WeakMap<KubeObject, number>();
+  /** Index in the order of each element of `#list`: a route at the same place of the next list is found without a lookup. */
+  #listAt: number[] = [];
 
   /** `list` oldest first, then by namespace/name, and the `namespace/name` of each. */
   sorted(list: readonly KubeObject[]): { routes: readonly KubeObject[]; keys: readonly string[] } {
     if (list === this.#list) return this.#sorted;
     const kept = list.length === this.#sorted.routes.length ? this.#reordered(list) : undefined;
     this.#list = list;
-    if (kept !== undefined) return (this.#sorted = { routes: kept, keys: this.#sorted.keys });
-    const keyed = list.map((route) => ({ route, created: creationTime(route), key: routeKey(route) }));
+    if (kept !== undefined) {
+      this.#listAt = kept.at;
+      return (this.#sorted = { routes: kept.routes, keys: this.#sorted.keys });
+    }
+    const keyed = list.map((route, at) => ({ route, at, created: creationTime(route), key: routeKey(route) }));
     keyed.sort((a, b) => a.created - b.created || a.key.localeCompare(b.key));
     this.#sorted = { routes: keyed.map((k) => k.route), keys: keyed.map((k) => k.key) };
     this.#at = new Map(keyed.map((k, index) => [k.key, { index, created: k.created }]));
     this.#index = new WeakMap(keyed.map((k, index) => [k.route, index]));
+    const listAt = new Array<number>(list.length);
+    keyed.forEach((k, index) => (listAt[k.at] = index));
+    this.#listAt = listAt;
     return this.#sorted;
   }
 
-  /** The previous order with `list`'s objects, when it holds the same keys with the same creation times. */
-  #reordered(list: readonly KubeObject[]): KubeObject[] | undefined {
+  /** The previous order with `list`'s objects, when it holds the same keys with the same creation times; and the index of each in it. */
+  #reordered(list: readonly KubeObject[]): { routes: KubeObject[]; at: number[] } | undefined {
     const previous = this.#sorted.routes;
+    const last = this.#list ?? [];
+    const lastAt = this.#listAt;
     const out = new Array<KubeObject | undefined>(list.length);
+    const places = new Array<number>(list.length);
     const index = this.#index;
-    for (const route of list) {
+    for (let i = 0; i < list.length; i++) {
+      const route = list[i] as KubeObject;
       // The object this order placed there: its key and creation time are the same.
-      let at = index.get(route);
+      let at = last[i] === route ? lastAt[i] : index.get(route);
       if (at === undefined || previous[at] !== route) {
         const known = this.#at.get(routeKey(route));
         if (known === undefined || creationTime(route) !== known.created) return undefined;
@@ -61,8 +73,9 @@ export class RouteOrder {
       }
       if (out[at] !== undefined) return undefined;
       out[at] = route;
+      places[i] = at;
     }
-    return out as KubeObject[];
+    return { routes: out as KubeObject[], at: places };
   }
 }
 

@@ -21,11 +21,12 @@ import type { GatewayContext } from './gateway-context.js';
 import type { LineCandidate } from './gateway-lines.js';
 import { claimantOf, type HostOwnership } from './gateway-ownership.js';
 import type { GatewayOptions, RouteStatus } from './gateway-model.js';
-import type { ModelOptions } from './model.js';
+import type { Backend, ModelOptions } from './model.js';
 import type { ModelSource } from './model-source.js';
 import { RecordedReads, type LogEntry } from './recorded-reads.js';
 import { checkedSlots, routeOutputBytes, type RouteBudgetItem } from './route-budget.js';
 import { granted } from './reference-grants.js';
+import { keepUnchangedBackends } from './entry-compare.js';
 
 /** Match lines one route may add (hostnames x rules x matches x parents). */
 export const MAX_ROUTE_LINES = 1024;
@@ -82,11 +83,23 @@ export function claimHosts(entry: RouteEntry, ownership: HostOwnership): void {
   for (const parent of entry.attached) for (const a of parent.attachments) for (const host of a.hostnames) if (host !== '') ownership.claim(host, claimant);
 }
 
-/** The route's backends, with the dependency keys of the reads they were built from. */
-export function backendsOf(route: KubeObject, source: ModelSource, model: ModelOptions, gateway: GatewayOptions, slots: (backend: string) => readonly string[] | undefined): NonNullable<RouteEntry['backends']> {
+/**
+ * The route's backends, with the dependency keys of the reads they were built from; a backend
+ * equal to one of `prior` (the route's last backends) is that object, and the list `prior` when all are.
+ */
+export function backendsOf(
+  route: KubeObject,
+  source: ModelSource,
+  model: ModelOptions,
+  gateway: GatewayOptions,
+  slots: (backend: string) => readonly string[] | undefined,
+  prior?: readonly Backend[],
+): NonNullable<RouteEntry['backends']> {
   const reads = new RecordedReads(source);
   const grants = (from: string, to: string, service: string): boolean => granted(reads, gateway.stores.referenceGrants, 'HTTPRoute', from, 'Service', to, service);
-  const built = routeBackends(route, reads, model, grants, slots);
+  const fresh = routeBackends(route, reads, model, grants, slots);
+  const backends = keepUnchangedBackends(prior, fresh.backends);
+  const built = backends === fresh.backends ? fresh : { ...fresh, backends };
   return { built, log: reads.log, deps: reads.deps };
 }
 

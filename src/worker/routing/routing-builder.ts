@@ -9,7 +9,7 @@ import type { RenderBaseline } from '../protocol.js';
 import { CheckBudget } from './check-budget.js';
 import { GatewayModelBuilder } from './gateway-builder.js';
 import { gatewayOptions } from './gateway-model.js';
-import type { ModelOptions, RoutingModel } from './model.js';
+import type { Backend, ModelOptions, RoutingModel } from './model.js';
 import { RoutingModelBuilder } from './model-builder.js';
 import type { ModelSource } from './model-source.js';
 import { SERVER_SLOTS_FILE } from './server-slots.js';
@@ -20,6 +20,8 @@ export class RoutingBuilder {
   /** Over Ingress and route backends together: the Ingress builder's own covers only its backends. */
   readonly #checkBudget = new CheckBudget();
   #last: { ingress: RoutingModel; gateway: unknown; model: RoutingModel } | undefined;
+  /** The backends of the last model with route backends, and the two lists they were joined from. */
+  #joined: { ingress: readonly Backend[]; gateway: readonly Backend[]; backends: readonly Backend[] } | undefined;
 
   constructor(options: ModelOptions, values: Readonly<Record<string, unknown>>) {
     this.#ingress = new RoutingModelBuilder(options);
@@ -50,12 +52,21 @@ export class RoutingBuilder {
     if (last !== undefined && last.ingress === ingress && last.gateway === gateway) return last.model;
     const model: RoutingModel = {
       ...ingress,
-      backends: gateway.backends.length === 0 ? ingress.backends : this.#checkBudget.apply([...ingress.backends, ...gateway.backends]),
+      backends: gateway.backends.length === 0 ? ingress.backends : this.#joinedBackends(ingress.backends, gateway.backends),
       resolvers: ingress.resolvers || gateway.backends.some((b) => b.dns),
       serverSlotsFile: ingress.serverSlotsFile + gateway.slotText,
       gateway: gateway.model,
     };
     this.#last = { ingress, gateway, model };
     return model;
+  }
+
+  /** Both lists under the check budget; the last result while both are the same arrays (the budget gives what it gave). */
+  #joinedBackends(ingress: readonly Backend[], gateway: readonly Backend[]): readonly Backend[] {
+    const joined = this.#joined;
+    if (joined !== undefined && joined.ingress === ingress && joined.gateway === gateway) return joined.backends;
+    const backends = this.#checkBudget.apply([...ingress, ...gateway]);
+    this.#joined = { ingress, gateway, backends };
+    return backends;
   }
 }

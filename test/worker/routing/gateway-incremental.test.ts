@@ -8,6 +8,9 @@ import { TemplateEngine } from '../../../src/worker/templates/template-engine.js
 import type { KubeObject, RenderBaseline, RenderOutcome, TemplateSetSource } from '../../../src/worker/protocol.js';
 import { defaultTemplateSet, endpointSlice, indexedStores, service, withValues } from '../../helpers/cluster.js';
 import { gateway, gatewayClass, httpRoute, ref, referenceGrant } from '../../helpers/gateway-objects.js';
+import { RoutingBuilder } from '../../../src/worker/routing/routing-builder.js';
+import { modelOptions } from '../../../src/worker/routing/ingress-model.js';
+import { GuardedReader } from '../../../src/worker/store/guarded-reader.js';
 
 function ok(outcome: RenderOutcome): Extract<RenderOutcome, { ok: true }> {
   if (!outcome.ok) throw new Error(outcome.message);
@@ -88,5 +91,46 @@ describe('Gateway model across renders', () => {
       last = warm;
     }
     expect(limited(last).every((n) => n > 0)).toBe(true);
+  });
+
+  it('keeps the backend objects and the backends list of a changed route whose backends are the same, and renders as a cold render does', async () => {
+    const set: TemplateSetSource = await defaultTemplateSet();
+    const parent = { parentRefs: [{ name: 'gw', namespace: 'infra' }] };
+    const route = (i: number, path: string, backend = `s${i}`) =>
+      httpRoute('apps', `r${i}`, { ...parent, hostnames: [`h${i}.example.com`], rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/' } }], backendRefs: [ref(backend)] }, { matches: [{ path: { type: 'PathPrefix', value: path } }], backendRefs: [ref(backend)] }] });
+    const objects: KubeObject[] = [gatewayClass(), gateway('infra', 'gw', [{ name: 'http', port: 18087, allowedRoutes: { namespaces: { from: 'All' } } }])];
+    for (let i = 0; i < 5; i++) objects.push(service('apps', `s${i}`), endpointSlice('apps', `s${i}`, [`10.0.0.${i + 1}`]), route(i, '/v1'));
+    const stores = indexedStores(set, objects);
+    const builder = new RoutingBuilder(modelOptions(set.values), set.values);
+    const build = (baseline?: RenderBaseline) => builder.build(new GuardedReader((name) => stores.get(name), () => undefined), baseline, () => undefined);
+    const slotsOf = (serverSlotsFile: string) => ({ haproxyConfig: '', auxiliaryFiles: { maps: {}, files: { 'server-slots.txt': serverSlotsFile }, certificates: {} } }) as unknown as RenderBaseline;
+    const first = build();
+    const byName = (model: typeof first, name: string) => model.backends.find((b) => b.name === name);
+    stores.get('httproutes')?.upsert(route(2, '/v2'));
+    const second = build(slotsOf(first.serverSlotsFile));
+    expect(second.backends).toBe(first.backends);
+    expect(second.gateway?.frontends[0]).not.toBe(first.gateway?.frontends[0]);
+    // A route sent to another Service gets backends of its own; the others keep theirs.
+    stores.get('httproutes')?.upsert(route(3, '/v2', 's4'));
+    const third = build(slotsOf(second.serverSlotsFile));
+    expect(third.backends).not.toBe(second.backends);
+    expect(byName(third, 'gw_apps_r3_0_0')).not.toBe(byName(second, 'gw_apps_r3_0_0'));
+    expect(byName(third, 'gw_apps_r3_0_0')?.service).toBe('s4');
+    expect(byName(third, 'gw_apps_r1_0_0')).toBe(byName(second, 'gw_apps_r1_0_0'));
+    // The render after such a change is the cold render of the same stores and baseline.
+    const engine = new TemplateEngine();
+    const render = (e: TemplateEngine, baseline?: RenderBaseline) => ok(renderAndValidate(e, { set, lookup: (name) => stores.get(name), storeVersion: 1, ...(baseline === undefined ? {} : { baseline }) }));
+    let last = render(engine);
+    for (const change of [() => stores.get('httproutes')?.upsert(route(1, '/v3')), () => stores.get('httproutes')?.upsert(route(1, '/v3', 's0')), () => stores.get('httproutes')?.upsert(route(0, '/v4'))]) {
+      const baseline = baselineOf(last);
+      change();
+      const warm = render(engine, baseline);
+      const cold = render(new TemplateEngine(), baseline);
+      expect(warm.haproxyConfig).toBe(cold.haproxyConfig);
+      expect(warm.auxiliaryFiles).toEqual(cold.auxiliaryFiles);
+      last = warm;
+    }
+    expect(last.haproxyConfig).toContain('backend gw_apps_r1_0_0');
+    expect(last.auxiliaryFiles.files['server-slots.txt']).toContain('gw_apps_r1_0_0 10.0.0.1:8080');
   });
 });

@@ -218,7 +218,14 @@ export class IncrementalValidator {
    */
   #layoutOf(config: string): readonly PlacedChunk[] {
     const layout = this.#layout;
-    if (layout !== null && layout.config === config) return layout.chunks;
+    if (layout !== null && layout.config === config) {
+      // The same text as another string: this one is kept, so that the calls after this one for
+      // the same render (the line cap, the auxiliary phase) find it by identity instead of
+      // comparing the whole text again. The chunks' texts still slice the string they were cut
+      // from; the render's output holds this one anyway.
+      this.#layout = { config, chunks: layout.chunks };
+      return layout.chunks;
+    }
     const previous = layout?.chunks ?? [];
     const index = this.#index;
     const generation = ++this.#generation;
