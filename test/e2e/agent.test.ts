@@ -16,6 +16,7 @@ import { send } from '../helpers/e2e-client.js';
 import { EchoFleet, type EchoServer } from '../helpers/e2e-echo.js';
 import { eventually } from '../helpers/eventually.js';
 import { freePorts, SKIP_HAPROXY, skipNotice } from '../helpers/haproxy-harness.js';
+import { agentConfig } from '../helpers/agent-config.js';
 
 skipNotice('test/e2e/agent.test.ts');
 
@@ -34,24 +35,13 @@ let two: EchoServer;
 let sequence = 0;
 
 function config(port: number, extra = ''): string {
-  return [
-    'global',
-    `    stats socket ${leader.runDir}/admin.sock mode 600 level admin`,
-    'defaults',
-    '    mode http',
-    '    timeout connect 2s',
-    '    timeout client 5s',
-    '    timeout server 5s',
-    'frontend web',
-    `    bind *:${httpPort}`,
-    `    use_backend %[req.hdr(host),lower,map(${leader.mapsDir}/hosts.map,be_none)]`,
-    extra,
-    'backend be_shop',
-    `    server s1 127.0.0.1:${port}`,
-    'backend be_none',
-    '    http-request return status 404',
-    '',
-  ].join('\n');
+  return agentConfig({
+    runDir: leader.runDir,
+    httpPort,
+    port,
+    frontend: [`    use_backend %[req.hdr(host),lower,map(${leader.mapsDir}/hosts.map,be_none)]`, extra],
+    tail: ['backend be_none', '    http-request return status 404'],
+  });
 }
 
 function apply(body: Record<string, unknown>, token = TOKEN): Promise<{ status: number; body: Record<string, unknown> }> {

@@ -16,6 +16,7 @@ import { OutputDirectory, outputPathsIn, type WriteHint, type WriteSummary } fro
 import { send } from '../../helpers/e2e-client.js';
 import { EchoFleet, type EchoServer } from '../../helpers/e2e-echo.js';
 import { freePorts, SKIP_HAPROXY, skipNotice } from '../../helpers/haproxy-harness.js';
+import { agentConfig } from '../../helpers/agent-config.js';
 
 skipNotice('test/main/agent/agent-writes.test.ts');
 
@@ -53,22 +54,7 @@ let sequence = 0;
 const agents: Agent[] = [];
 
 function config(port: number, header = 'none'): string {
-  return [
-    'global',
-    `    stats socket ${leader.runDir}/admin.sock mode 600 level admin`,
-    'defaults',
-    '    mode http',
-    '    timeout connect 2s',
-    '    timeout client 5s',
-    '    timeout server 5s',
-    'frontend web',
-    `    bind *:${httpPort}`,
-    `    http-response set-header X-Render ${header}`,
-    '    default_backend be_shop',
-    'backend be_shop',
-    `    server s1 127.0.0.1:${port}`,
-    '',
-  ].join('\n');
+  return agentConfig({ runDir: leader.runDir, httpPort, port, frontend: [`    http-response set-header X-Render ${header}`, '    default_backend be_shop'] });
 }
 
 function parseRequest(body: Record<string, unknown>): ApplyRequest {
