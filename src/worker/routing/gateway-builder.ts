@@ -25,6 +25,7 @@ import type { HostOwnership } from './gateway-ownership.js';
 import { attachEntry, backendsOf, claimHosts, linesOf, MAX_ROUTE_LINES, type RouteEntry } from './gateway-route-entries.js';
 import { FrontendRouteCache, RouteOrder } from './gateway-route-cache.js';
 import { ServedLines } from './gateway-served-lines.js';
+import { changedRoutes, fullPass, patchedPass, type RouteOutcome, type RoutePass } from './gateway-route-pass.js';
 import { EMPTY_GATEWAY_MODEL, type GatewayCertificate, type GatewayFrontend, type GatewayModel, type GatewayTls, type GatewayOptions, type GatewayRedirect, type RouteStatus } from './gateway-model.js';
 import type { Backend, ModelOptions } from './model.js';
 import type { ModelSource } from './model-source.js';
@@ -83,6 +84,8 @@ export class GatewayModelBuilder {
   readonly #emptied = new WeakMap<object, readonly Backend[]>();
   /** The lines each route served in the last build (what the route cache holds of it). */
   readonly #served = new ServedLines();
+  /** The last per-route pass without limits, patched by the next while the routes and their parts mostly are the same. */
+  #pass: RoutePass | undefined;
   /** Marks the entries of the routes of the current build. */
   #stamp = 0;
 
@@ -185,11 +188,9 @@ export class GatewayModelBuilder {
       this.#served.clear();
       this.#frontends.clear();
       this.#dependents = new EntryDependents();
+      this.#pass = undefined;
       return classStatus.length === 0 ? EMPTY_BUILD : { ...EMPTY_BUILD, model: { ...EMPTY_GATEWAY_MODEL, status: { ...EMPTY_GATEWAY_MODEL.status, gatewayClasses: classStatus } } };
     }
-    for (const listeners of context.byBind.values()) for (const listener of listeners) listener.attached = 0;
-    // Listeners left unbound (their certificates) count the routes attached to them too.
-    for (const entry of context.entries) for (const l of entry.listenerStatus) if (l.unserved !== undefined) l.unserved.attached = 0;
     // Route backends are kept while the Services, EndpointSlices and ReferenceGrants they read
     // are unchanged, and their lines of the baseline's slot file are this builder's own last ones.
     const dirty = this.#dependents.invalidate(source, [this.#model.stores.services, this.#model.stores.endpointSlices, options.stores.referenceGrants]);
@@ -254,10 +255,7 @@ export class GatewayModelBuilder {
     }
     const ownership = (this.#ownership as { ownership: HostOwnership }).ownership;
     // What each bind gained and lost since the last build, from the routes whose served lines changed.
-    this.#served.begin();
-    const served: (readonly Backend[])[] = [];
-    const routeStatus: RouteStatus[] = [];
-    for (const entry of attached) {
+    const visit = (entry: RouteEntry): RouteOutcome => {
       const { route, key } = entry;
       if (entry.owned?.ownership !== ownership) {
         const ownReads = new RecordedReads(source);
@@ -270,31 +268,22 @@ export class GatewayModelBuilder {
       }
       if (entry.lines?.from.owned !== entry.owned || entry.lines.from.backends !== entry.backends) entry.lines = linesOf(entry);
       const { owned, lines, backends } = entry;
-      if (owned.log.length > 0) reads.log.push(...owned.log);
-      if (backends.log.length > 0) reads.log.push(...backends.log);
-      if (lines.log.length > 0) reads.log.push(...lines.log);
-      const { attachments } = owned;
-      for (const a of attachments) a.listener.attached++;
-      const { unserved } = owned;
-      for (const u of unserved) u.attached++;
       let refused: string | undefined;
       if (lines.tooMany) refused = `over ${MAX_ROUTE_LINES} match lines`;
-      else if (lines.item !== undefined) {
-        items.push(lines.item);
-        if (limits.shed.has(key)) refused = "over its namespace's share of the output budget";
-      }
-      if (refused !== undefined) {
-        for (const a of attachments) a.listener.attached--;
-        for (const u of unserved) u.attached--;
-      } else {
-        if (attachments.length > 0 && backends.built.backends.length > 0) served.push(limits.starved.has(key) ? this.#starved(backends) : backends.built.backends);
-      }
-      this.#served.serve(key, refused === undefined && lines.own.length > 0 ? lines : undefined);
-      let status = entry.status;
-      if (status === undefined || status.refused !== refused || status.from !== lines) status = entry.status = { refused, from: lines, status: statusOf(entry, refused) };
-      routeStatus.push(status.status);
-    }
-    this.#served.end();
+      else if (lines.item !== undefined && limits.shed.has(key)) refused = "over its namespace's share of the output budget";
+      const servedBackends = refused === undefined && owned.attachments.length > 0 && backends.built.backends.length > 0 ? (limits.starved.has(key) ? this.#starved(backends) : backends.built.backends) : undefined;
+      const status = entry.status;
+      if (status === undefined || status.refused !== refused || status.from !== lines) entry.status = { refused, from: lines, status: statusOf(entry, refused) };
+      return { item: lines.tooMany ? undefined : lines.item, served: servedBackends, counted: refused === undefined };
+    };
+    // Without limits, the last such pass patched at the routes whose parts changed (gateway-route-pass.ts).
+    const changed = unlimited ? changedRoutes(this.#pass, attached, context, ownership) : undefined;
+    const patched = changed === undefined ? undefined : patchedPass(this.#pass as RoutePass, attached, changed, visit, this.#served);
+    const pass = patched ?? fullPass(attached, context, ownership, visit, this.#served);
+    this.#pass = unlimited ? pass : undefined;
+    for (const item of pass.log) reads.log.push(item);
+    for (const item of pass.items) items.push(item);
+    const { served, routeStatus } = pass;
     const redirects = new Map<string, GatewayRedirect>();
     const redirectName = (r: Omit<GatewayRedirect, 'name'>): string => {
       const id = `${r.code} ${r.location}`;

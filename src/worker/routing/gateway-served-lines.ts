@@ -23,6 +23,11 @@ export class ServedLines {
     this.#changes = new Map();
   }
 
+  /** Starts a build that serves only the routes whose lines changed (every other one keeps what it served). */
+  beginPatch(): void {
+    this.#changes = new Map();
+  }
+
   /** What route `key` serves in this build. */
   serve(key: string, lines: RouteLines | undefined): void {
     const before = this.#served.get(key);

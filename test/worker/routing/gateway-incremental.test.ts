@@ -133,4 +133,40 @@ describe('Gateway model across renders', () => {
     expect(last.haproxyConfig).toContain('backend gw_apps_r1_0_0');
     expect(last.auxiliaryFiles.files['server-slots.txt']).toContain('gw_apps_r1_0_0 10.0.0.1:8080');
   });
+  it('renders, reports attached routes and warns as a cold render does after changes that keep every hostname, where only the changed routes are visited again', async () => {
+    const set: TemplateSetSource = await defaultTemplateSet();
+    const parent = { parentRefs: [{ name: 'gw', namespace: 'infra' }, { name: 'gw', namespace: 'infra', sectionName: 'none' }] };
+    const route = (i: number, path: string, backend = `s${i}`, matches = 1) =>
+      httpRoute('apps', `r${i}`, { ...parent, hostnames: [`h${i}.example.com`], rules: [{ matches: Array.from({ length: matches }, (_, m) => ({ path: { type: 'PathPrefix', value: `${path}/${m}` } })), backendRefs: [ref(backend)] }] });
+    const listeners = [{ name: 'http', port: 18087, allowedRoutes: { namespaces: { from: 'All' } } }, { name: 'other', port: 18088, allowedRoutes: { namespaces: { from: 'Same' } } }];
+    const objects: KubeObject[] = [gatewayClass(), gateway('infra', 'gw', listeners)];
+    for (let i = 0; i < 8; i++) objects.push(service('apps', `s${i}`), endpointSlice('apps', `s${i}`, [`10.0.0.${i + 1}`]), route(i, '/v1'));
+    const stores = indexedStores(set, objects);
+    const engine = new TemplateEngine();
+    const render = (e: TemplateEngine, baseline?: RenderBaseline) => ok(renderAndValidate(e, { set, lookup: (name) => stores.get(name), storeVersion: 1, ...(baseline === undefined ? {} : { baseline }) }));
+    let last = render(engine);
+    const changes: (() => void)[] = [
+      () => stores.get('httproutes')?.upsert(route(2, '/v2')),
+      () => stores.get('httproutes')?.upsert(route(3, '/v2', 's7')),
+      () => stores.get('httproutes')?.upsert(route(4, '/v2', 'missing')),
+      () => stores.get('httproutes')?.upsert(route(4, '/v3')),
+      () => stores.get('httproutes')?.upsert(route(5, '/v2', 's5', 1100)),
+      () => stores.get('httproutes')?.upsert(route(5, '/v4')),
+      () => { stores.get('httproutes')?.upsert(route(0, '/v5')); stores.get('httproutes')?.upsert(route(7, '/v5', 's1')); },
+      () => stores.get('endpointslices')?.upsert(endpointSlice('apps', 's6', ['10.0.9.6'])),
+    ];
+    for (const change of changes) {
+      const baseline = baselineOf(last);
+      change();
+      const warm = render(engine, baseline);
+      const cold = render(new TemplateEngine(), baseline);
+      expect(warm.haproxyConfig).toBe(cold.haproxyConfig);
+      expect(warm.auxiliaryFiles).toEqual(cold.auxiliaryFiles);
+      expect(warm.warnings).toEqual(cold.warnings);
+      expect(warm.gatewayStatus).toEqual(cold.gatewayStatus);
+      last = warm;
+    }
+    expect(last.gatewayStatus?.gateways[0]?.listeners.map((l) => l.attachedRoutes)).toEqual([8, 0]);
+    expect(last.auxiliaryFiles.maps['gateway-0-host-prefix.map']).toContain('h7.example.com/v5/0/ gw_apps_r7_0_0');
+  });
 });
