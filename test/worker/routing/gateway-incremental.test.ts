@@ -19,6 +19,33 @@ function ok(outcome: RenderOutcome): Extract<RenderOutcome, { ok: true }> {
 
 const baselineOf = (out: Extract<RenderOutcome, { ok: true }>): RenderBaseline => ({ haproxyConfig: out.haproxyConfig, auxiliaryFiles: out.auxiliaryFiles }) as RenderBaseline;
 
+type Rendered = Extract<RenderOutcome, { ok: true }>;
+type Render = (engine: TemplateEngine, baseline?: RenderBaseline) => Rendered;
+
+function rendererOf(set: TemplateSetSource, stores: ReturnType<typeof indexedStores>): Render {
+  return (engine, baseline) => ok(renderAndValidate(engine, { set, lookup: (name) => stores.get(name), storeVersion: 1, ...(baseline === undefined ? {} : { baseline }) }));
+}
+
+/**
+ * Applies each change in turn, rendering after it with `engine` (warm) and with a new engine
+ * (cold) on the same baseline; their config and files must be equal, and `each` checks more.
+ * Returns the last warm render.
+ */
+function warmAsCold(render: Render, engine: TemplateEngine, first: Rendered, changes: readonly (() => void)[], each?: (warm: Rendered, cold: Rendered) => void): Rendered {
+  let last = first;
+  for (const change of changes) {
+    const baseline = baselineOf(last);
+    change();
+    const warm = render(engine, baseline);
+    const cold = render(new TemplateEngine(), baseline);
+    expect(warm.haproxyConfig).toBe(cold.haproxyConfig);
+    expect(warm.auxiliaryFiles).toEqual(cold.auxiliaryFiles);
+    each?.(warm, cold);
+    last = warm;
+  }
+  return last;
+}
+
 describe('Gateway model across renders', () => {
   it('renders after each change exactly as a cold render of the same stores and baseline', async () => {
     const set: TemplateSetSource = await defaultTemplateSet();
@@ -30,7 +57,7 @@ describe('Gateway model across renders', () => {
     objects.push(service('common', 'shared'), endpointSlice('common', 'shared', ['10.1.0.1']), referenceGrant('common', 'apps', 'apps'));
     const stores = indexedStores(set, objects);
     const engine = new TemplateEngine();
-    const render = (e: TemplateEngine, baseline?: RenderBaseline) => ok(renderAndValidate(e, { set, lookup: (name) => stores.get(name), storeVersion: 1, ...(baseline === undefined ? {} : { baseline }) }));
+    const render = rendererOf(set, stores);
     let last = render(engine);
     const changes: (() => void)[] = [
       () => stores.get('endpointslices')?.upsert(endpointSlice('apps', 's3', ['10.0.9.1', '10.0.9.2'])),
@@ -38,15 +65,7 @@ describe('Gateway model across renders', () => {
       () => stores.get('referencegrants')?.delete('common/apps'),
       () => stores.get('referencegrants')?.upsert(referenceGrant('common', 'apps', 'apps', 'shared')),
     ];
-    for (const change of changes) {
-      const baseline = baselineOf(last);
-      change();
-      const warm = render(engine, baseline);
-      const cold = render(new TemplateEngine(), baseline);
-      expect(warm.haproxyConfig).toBe(cold.haproxyConfig);
-      expect(warm.auxiliaryFiles).toEqual(cold.auxiliaryFiles);
-      last = warm;
-    }
+    last = warmAsCold(render, engine, last, changes);
     const slots = last.auxiliaryFiles.files['server-slots.txt'] ?? '';
     expect(slots).toContain('gw_apps_r3_0_0 10.0.9.1:8080 10.0.9.2:8080');
     expect(slots).toContain('gw_apps_r5_0_0 10.0.0.6:8080');
@@ -66,7 +85,7 @@ describe('Gateway model across renders', () => {
     objects.push(route('small', 100));
     const stores = indexedStores(set, objects);
     const engine = new TemplateEngine();
-    const render = (e: TemplateEngine, baseline?: RenderBaseline) => ok(renderAndValidate(e, { set, lookup: (name) => stores.get(name), storeVersion: 1, ...(baseline === undefined ? {} : { baseline }) }));
+    const render = rendererOf(set, stores);
     let last = render(engine);
     const limited = (out: typeof last) => [out.warnings.filter((w) => w.includes('it is not served')).length, out.warnings.filter((w) => w.includes('get no servers')).length];
     // Routes are left out for the output budget and starved of slots.
@@ -78,18 +97,11 @@ describe('Gateway model across renders', () => {
       () => stores.get('httproutes')?.upsert(route('small', 101, 2)),
       () => { for (let i = 0; i < 25; i++) stores.get('httproutes')?.upsert(route('big', i, 4)); },
     ];
-    for (const change of changes) {
-      const baseline = baselineOf(last);
-      change();
-      const warm = render(engine, baseline);
-      const cold = render(new TemplateEngine(), baseline);
-      expect(warm.haproxyConfig).toBe(cold.haproxyConfig);
-      expect(warm.auxiliaryFiles).toEqual(cold.auxiliaryFiles);
+    last = warmAsCold(render, engine, last, changes, (warm, cold) => {
       expect(warm.warnings).toEqual(cold.warnings);
       // The small namespace's routes are served with their servers throughout.
       expect(warm.auxiliaryFiles.maps['gateway-0-host-prefix.map']).toContain('h100.small.example.com/ gw_small_r100_0_0');
-      last = warm;
-    }
+    });
     expect(limited(last).every((n) => n > 0)).toBe(true);
   });
 
@@ -119,17 +131,9 @@ describe('Gateway model across renders', () => {
     expect(byName(third, 'gw_apps_r1_0_0')).toBe(byName(second, 'gw_apps_r1_0_0'));
     // The render after such a change is the cold render of the same stores and baseline.
     const engine = new TemplateEngine();
-    const render = (e: TemplateEngine, baseline?: RenderBaseline) => ok(renderAndValidate(e, { set, lookup: (name) => stores.get(name), storeVersion: 1, ...(baseline === undefined ? {} : { baseline }) }));
+    const render = rendererOf(set, stores);
     let last = render(engine);
-    for (const change of [() => stores.get('httproutes')?.upsert(route(1, '/v3')), () => stores.get('httproutes')?.upsert(route(1, '/v3', 's0')), () => stores.get('httproutes')?.upsert(route(0, '/v4'))]) {
-      const baseline = baselineOf(last);
-      change();
-      const warm = render(engine, baseline);
-      const cold = render(new TemplateEngine(), baseline);
-      expect(warm.haproxyConfig).toBe(cold.haproxyConfig);
-      expect(warm.auxiliaryFiles).toEqual(cold.auxiliaryFiles);
-      last = warm;
-    }
+    last = warmAsCold(render, engine, last, [() => stores.get('httproutes')?.upsert(route(1, '/v3')), () => stores.get('httproutes')?.upsert(route(1, '/v3', 's0')), () => stores.get('httproutes')?.upsert(route(0, '/v4'))]);
     expect(last.haproxyConfig).toContain('backend gw_apps_r1_0_0');
     expect(last.auxiliaryFiles.files['server-slots.txt']).toContain('gw_apps_r1_0_0 10.0.0.1:8080');
   });
@@ -143,7 +147,7 @@ describe('Gateway model across renders', () => {
     for (let i = 0; i < 8; i++) objects.push(service('apps', `s${i}`), endpointSlice('apps', `s${i}`, [`10.0.0.${i + 1}`]), route(i, '/v1'));
     const stores = indexedStores(set, objects);
     const engine = new TemplateEngine();
-    const render = (e: TemplateEngine, baseline?: RenderBaseline) => ok(renderAndValidate(e, { set, lookup: (name) => stores.get(name), storeVersion: 1, ...(baseline === undefined ? {} : { baseline }) }));
+    const render = rendererOf(set, stores);
     let last = render(engine);
     const changes: (() => void)[] = [
       () => stores.get('httproutes')?.upsert(route(2, '/v2')),
@@ -155,17 +159,10 @@ describe('Gateway model across renders', () => {
       () => { stores.get('httproutes')?.upsert(route(0, '/v5')); stores.get('httproutes')?.upsert(route(7, '/v5', 's1')); },
       () => stores.get('endpointslices')?.upsert(endpointSlice('apps', 's6', ['10.0.9.6'])),
     ];
-    for (const change of changes) {
-      const baseline = baselineOf(last);
-      change();
-      const warm = render(engine, baseline);
-      const cold = render(new TemplateEngine(), baseline);
-      expect(warm.haproxyConfig).toBe(cold.haproxyConfig);
-      expect(warm.auxiliaryFiles).toEqual(cold.auxiliaryFiles);
+    last = warmAsCold(render, engine, last, changes, (warm, cold) => {
       expect(warm.warnings).toEqual(cold.warnings);
       expect(warm.gatewayStatus).toEqual(cold.gatewayStatus);
-      last = warm;
-    }
+    });
     expect(last.gatewayStatus?.gateways[0]?.listeners.map((l) => l.attachedRoutes)).toEqual([8, 0]);
     expect(last.auxiliaryFiles.maps['gateway-0-host-prefix.map']).toContain('h7.example.com/v5/0/ gw_apps_r7_0_0');
   });
