@@ -25,6 +25,7 @@ import type { DeployTarget } from './deploy-target.js';
 import { endpointLatencyFor, type EndpointLatency } from './endpoint-latency.js';
 import { InstanceDeployer, type DeployerInput, type InstanceState, type RetryOptions } from './instance-deployer.js';
 import { RenderReplay } from './render-replay.js';
+import { RuntimeRound } from './runtime-round.js';
 import { SharedDiffs } from './shared-diffs.js';
 
 export type { InstanceState, RetryOptions } from './instance-deployer.js';
@@ -133,6 +134,7 @@ export class Deployer {
     this.#probeIntervalMs = options.probeIntervalMs ?? (this.#fleet ? 5000 : undefined);
     const diff: DiffOptions = { ...options.diff, ...(options.mapsDir === undefined ? {} : { mapsDir: options.mapsDir }) };
     const diffs = new SharedDiffs(diff);
+    const round = new RuntimeRound(this.#clock);
     this.#diffs = diffs;
     this.#create = (target, id) => {
       const instance: InstanceDeployer = new InstanceDeployer({
@@ -147,6 +149,7 @@ export class Deployer {
         publish: (fields, cause) => this.#publish(fields, cause),
         onApplied: (storeVersion) => this.#onApplied(instance, storeVersion),
         ...(options.retry === undefined ? {} : { retry: options.retry }),
+        round,
       });
       return instance;
     };

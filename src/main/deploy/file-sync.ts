@@ -9,10 +9,13 @@
 import type { Logger } from 'pino';
 import { messageOf } from '../core/errors.js';
 import type { DeployableRender, DeployTarget } from './deploy-target.js';
+import type { RuntimeRound } from './runtime-round.js';
 
 export interface FileSyncOptions {
   readonly target: Pick<DeployTarget, 'writeFiles'>;
   readonly logger: Logger;
+  /** Writes wait for the runtime changes in flight on the other instances (a fleet's Deployer). */
+  readonly round?: RuntimeRound;
 }
 
 interface Write {
@@ -23,6 +26,7 @@ interface Write {
 export class FileSync {
   readonly #target: Pick<DeployTarget, 'writeFiles'>;
   readonly #logger: Logger;
+  readonly #round: RuntimeRound | undefined;
   /** Settles when the write in flight (and the one waiting) has ended; undefined while idle. */
   #running: Promise<void> | undefined;
   #waiting: Write | undefined;
@@ -33,6 +37,7 @@ export class FileSync {
   constructor(options: FileSyncOptions) {
     this.#target = options.target;
     this.#logger = options.logger;
+    this.#round = options.round;
   }
 
   /** True while the newest render queued is not on disk (waiting, being written, or its write failed). */
@@ -46,6 +51,11 @@ export class FileSync {
     this.#written = false;
     this.#waiting = { render, failed };
     this.#running ??= this.#drain();
+  }
+
+  /** Runs a runtime change whose files this queue writes behind it, in the round (when given). */
+  runtime<T>(apply: () => Promise<T>): Promise<T> {
+    return this.#round === undefined ? apply() : this.#round.run(apply);
   }
 
   /** Resolves when every write queued so far has ended, failed or not. Never rejects. */
@@ -66,7 +76,11 @@ export class FileSync {
     // The first write starts in a later task: the step that queued it ends first.
     await Promise.resolve();
     try {
-      for (let write = this.#take(); write !== undefined; write = this.#take()) {
+      for (;;) {
+        // Behind the other instances' answers to the runtime change in flight (see runtime-round.ts).
+        await this.#round?.quiet();
+        const write = this.#take();
+        if (write === undefined) break;
         try {
           await this.#target.writeFiles(write.render, 'serving');
           if (this.#newest === write.render) this.#written = true;

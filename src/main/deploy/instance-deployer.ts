@@ -4,6 +4,7 @@
 // of the others, so a slow or failing one delays no one. With `retry`, a failed deployment is
 // tried again after a capped, jittered backoff while no newer render replaces it.
 import type { Logger } from 'pino';
+
 import type { Clock } from '../core/clock.js';
 import type { EventFields, EventOf } from '../events/events.js';
 import { DeployRetry, type RetryOptions } from './deploy-retry.js';
@@ -15,6 +16,7 @@ import { GateLatch } from './gate-latch.js';
 import { PassedRenders } from './passed-renders.js';
 import type { RuntimeOp } from './runtime-ops.js';
 import { withServerSlotsOf } from './runtime-view.js';
+import type { RuntimeRound } from './runtime-round.js';
 import { LastDiff, type ConfigDiff, type DiffOptions, type DiffShare } from './patch-diff.js';
 import { messageOf } from '../core/errors.js';
 
@@ -22,9 +24,7 @@ export type DeployerInput = EventOf<'template.rendered' | 'rendergate.completed'
 type Cause = Job['cause'];
 /** Where an instance stands, for `haptic_fleet_instances{state}`. */
 export type InstanceState = 'in_sync' | 'behind' | 'unreachable' | 'fenced';
-
 export type { RetryOptions } from './deploy-retry.js';
-
 export interface InstanceDeployerOptions {
   readonly target: DeployTarget;
   readonly clock: Clock;
@@ -41,6 +41,8 @@ export interface InstanceDeployerOptions {
   /** A render of this store version is applied (after a success). */
   readonly onApplied: (storeVersion: number) => void;
   readonly retry?: RetryOptions;
+  /** The runtime changes in flight on all the Deployer's instances: files behind one wait for them. */
+  readonly round?: RuntimeRound;
 }
 
 /**
@@ -97,7 +99,7 @@ export class InstanceDeployer {
     this.#publishFields = options.publish;
     this.#onApplied = options.onApplied;
     this.#retry = options.retry === undefined ? undefined : new DeployRetry(options.clock, options.retry);
-    this.#files = new FileSync({ target: options.target, logger: options.logger });
+    this.#files = new FileSync({ target: options.target, logger: options.logger, ...(options.round === undefined ? {} : { round: options.round }) });
     this.#passed = new PassedRenders({ clock: options.clock, limitMs: options.verdictWaitLimitMs, kick: () => this.#scheduler?.kick() });
   }
 
@@ -284,7 +286,7 @@ export class InstanceDeployer {
     const running = this.#live as DeployableRender;
     let applied: number;
     try {
-      applied = ops.length === 0 ? 0 : (await this.target.applyRuntime(ops)).applied;
+      applied = ops.length === 0 ? 0 : (await this.#files.runtime(() => this.target.applyRuntime(ops))).applied;
     } catch (error) {
       // Some operations may have gone through: the runtime state is unknown until a reload.
       this.#live = undefined;
@@ -395,6 +397,4 @@ export class InstanceDeployer {
   }
 }
 
-function unreachable(value: never): never {
-  throw new Error(`unexpected event ${JSON.stringify(value)}`);
-}
+const unreachable = (value: never): never => { throw new Error(`unexpected event ${JSON.stringify(value)}`); };
