@@ -9,11 +9,15 @@ import { ConfigDigest } from './config-digest.js';
 /**
  * Files digested per line (config-digest.ts with "\n" blocks, keyed by the text before the first
  * space) instead of whole: the endpoint lane edits the server-slots line of a backend in place,
- * and the file's digest then costs the lines it changed. A fixed list, so that the digest of a
- * file depends on its name and text alone.
+ * and a changed Ingress changes a line or two of a map of thousands, so the file's digest then
+ * costs the lines it changed. Fixed by name (server-slots.txt and every map), so that the digest
+ * of a file depends on its name and text alone.
  */
 export const SLOTS_ID = `files/${SERVER_SLOTS_FILE}`;
-const LINE_DIGESTED: ReadonlySet<string> = new Set([SLOTS_ID]);
+
+function lineDigested(kind: keyof AuxiliaryFiles, id: string): boolean {
+  return kind === 'maps' || id === SLOTS_ID;
+}
 
 /** What a checksum may keep between renders: see `checksum`. */
 export interface ChecksumState {
@@ -42,7 +46,7 @@ export function checksum(config: string, aux: AuxiliaryFiles, kept?: ChecksumSta
       const id = `${kind}/${name}`;
       hash.update(`\0${id}\0`);
       const text = files[name] as string;
-      hash.update(LINE_DIGESTED.has(id) ? (kept === undefined ? lineDigest() : lineDigestOf(kept.lineDigests, id)).digest(text) : fileDigest(id, text, kept?.digests));
+      hash.update(lineDigested(kind, id) ? (kept === undefined ? lineDigest() : lineDigestOf(kept.lineDigests, id)).digest(text) : fileDigest(id, text, kept?.digests));
     }
   }
   if (kept !== undefined) {
