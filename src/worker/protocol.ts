@@ -293,6 +293,12 @@ export interface RenderPatch {
   readonly from: string;
   /** By file: `config`, `maps/<name>`, `files/<name>`, `certificates/<name>`. Files not named are the same text. */
   readonly edits: Readonly<Record<string, readonly TextEdit[]>>;
+  /**
+   * By file, the text each edit (in the order of `edits`) removed from render `from`, when the
+   * executor kept it (the pool does): readers of the patch need not slice render `from`'s text,
+   * which for a text held as a concatenation copies the whole of it. Absent: slice `from`'s text.
+   */
+  readonly removed?: Readonly<Record<string, readonly string[]>>;
 }
 
 export interface RenderFailure {

@@ -6,6 +6,7 @@
 // patch without config edits (files edited alone) is diffed against the whole, unchanged config.
 // A map edited in a few lines is diffed by those lines (config-diff.ts diffMapEdits).
 import type { AuxiliaryFiles, RenderPatch, TextEdit } from '../../worker/protocol.js';
+import { removedText } from '../core/patch-text.js';
 import { diffRenders, type ConfigDiff, type DiffInput, type DiffOptions } from './config-diff.js';
 import type { DeployableRender } from './deploy-target.js';
 import type { RuntimeOp } from './runtime-ops.js';
@@ -29,10 +30,10 @@ export function diffPatch(deployed: DiffInput, next: DiffInput, patch: RenderPat
   // it is passed whole, since how the files changed depends on how the config uses them.
   let before = edits.length === 0 ? deployed.haproxyConfig : '';
   let after = edits.length === 0 ? next.haproxyConfig : '';
-  for (const edit of edits) {
-    before += deployed.haproxyConfig.slice(edit.at, edit.at + edit.remove);
+  edits.forEach((edit, i) => {
+    before += removedText(patch, 'config', i, edit, deployed.haproxyConfig);
     after += edit.text;
-  }
+  });
   const oldFiles: Record<(typeof KINDS)[number], Record<string, string>> = { maps: {}, files: {}, certificates: {} };
   const newFiles: Record<(typeof KINDS)[number], Record<string, string>> = { maps: {}, files: {}, certificates: {} };
   const mapEdits: Record<string, readonly TextEdit[]> = {};

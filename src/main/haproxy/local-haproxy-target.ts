@@ -107,5 +107,5 @@ export class LocalHaproxyTarget implements DeployTarget {
 export function writeHint(render: DeployableRender, last: DeployableRender | undefined): WriteHint {
   const patch = render.patch;
   if (patch === undefined || last === undefined || last.renderId !== patch.from || last.checksum.startsWith(VIEW_PREFIX)) return { id: render.checksum };
-  return { id: render.checksum, changed: { from: last.checksum, files: Object.keys(patch.edits) } };
+  return { id: render.checksum, changed: { from: last.checksum, files: Object.keys(patch.edits), edits: patch.edits } };
 }

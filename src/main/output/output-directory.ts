@@ -5,11 +5,15 @@
 // Stale files are removed from a record of what this writer wrote, never matched by name; keys
 // and certificates are written 0600. Unchanged files (by digest) are not rewritten; a write that
 // says which files changed since the last one (a WriteHint) digests only those. Digests run on the
-// thread pool (WebCrypto), the text is encoded once: a write costs the main thread little.
+// thread pool (WebCrypto), the text is encoded once: a write costs the main thread little. A file
+// the hint gives as edits of the text last written (all ASCII, so characters are bytes) is
+// written from the file on disk, read on the thread pool, with the edited byte ranges replaced:
+// the main thread encodes only the edits, never the whole text (the temp file and rename as ever).
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { lstat, mkdir, open, readFile, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AuxiliaryFiles, OutputPaths } from '../../worker/protocol.js';
+import type { AuxiliaryFiles, OutputPaths, TextEdit } from '../../worker/protocol.js';
+import { sortedEdits } from '../../worker/render/text-window.js';
 import { sha256Off } from '../core/digest.js';
 
 /** The files of one output directory, as the config refers to them: its OutputPaths and the config file. */
@@ -36,7 +40,18 @@ export interface WriteHint {
    * `certificates/<name>`, as in RenderPatch.edits): the others are the same text. Ignored unless
    * `from` is the last write that succeeded here.
    */
-  readonly changed?: { readonly from: string; readonly files: readonly string[] };
+  readonly changed?: {
+    readonly from: string;
+    readonly files: readonly string[];
+    /** Of the changed files, by the same IDs: edits of their text in write `from` (RenderPatch.edits). */
+    readonly edits?: Readonly<Record<string, readonly TextEdit[]>>;
+  };
+}
+
+/** What this writer knows of a file it wrote: its size in bytes, and whether its text was all ASCII (offsets in characters are then offsets in bytes). */
+interface Layout {
+  readonly bytes: number;
+  readonly ascii: boolean;
 }
 
 /** The record of what was written: path relative to the root → sha256 of its text. */
@@ -62,6 +77,8 @@ export class OutputDirectory {
   #queue: Promise<unknown> = Promise.resolve();
   /** The hint id of the last write that succeeded. */
   #lastId: string | undefined;
+  /** By path relative to the root, the layout of each file as this writer last wrote it. */
+  readonly #layouts = new Map<string, Layout>();
 
   constructor(root: string) {
     this.root = root;
@@ -90,14 +107,30 @@ export class OutputDirectory {
       const was = previous[relativePath];
       const same = changed !== undefined && !changed.has(id) && was !== undefined;
       // Named as changed: written without a digest (CHANGED), so a write without a hint writes it again.
-      const bytes = same || changed?.has(id) === true ? undefined : Buffer.from(text, 'utf8');
-      const digest = bytes === undefined ? (same ? (was as string) : CHANGED) : await sha256Off(bytes);
+      const isChanged = changed?.has(id) === true;
+      const edits = isChanged ? hint?.changed?.edits?.[id] : undefined;
+      const layout = this.#layouts.get(relativePath);
+      this.#layouts.delete(relativePath);
+      if (edits !== undefined && layout?.ascii === true) {
+        next[relativePath] = CHANGED;
+        const patched = await patchAtomically(join(this.root, dir), name, edits, layout, mode);
+        if (patched !== undefined) {
+          this.#layouts.set(relativePath, patched);
+          written++;
+          return;
+        }
+      }
+      const bytes = same ? undefined : Buffer.from(text, 'utf8');
+      const digest = bytes === undefined ? (was as string) : isChanged ? CHANGED : await sha256Off(bytes);
       next[relativePath] = digest;
       if ((same || (digest !== CHANGED && was === digest)) && (await isRegularFile(join(this.root, relativePath)))) {
+        if (layout !== undefined) this.#layouts.set(relativePath, layout);
         unchanged++;
         return;
       }
-      await writeAtomically(join(this.root, dir), name, bytes ?? text, mode);
+      const buffer = bytes ?? Buffer.from(text, 'utf8');
+      await writeAtomically(join(this.root, dir), name, buffer, mode);
+      this.#layouts.set(relativePath, { bytes: buffer.length, ascii: buffer.length === text.length });
       written++;
     };
     for (const { kind, dir, mode } of KINDS) {
@@ -171,13 +204,45 @@ async function isRegularFile(path: string): Promise<boolean> {
   }
 }
 
+/**
+ * The file `name`, whose text was all ASCII and `layout.bytes` long, with `edits` (character
+ * offsets into that text) applied, written as writeAtomically writes: the kept byte ranges come
+ * from the file on disk, read on the thread pool. Undefined, writing nothing, when the file is no
+ * longer the size it was written with or an edit is out of range: the caller writes it whole.
+ */
+async function patchAtomically(dir: string, name: string, edits: readonly TextEdit[], layout: Layout, mode: number): Promise<Layout | undefined> {
+  let old: Buffer;
+  try {
+    const stats = await lstat(join(dir, name));
+    if (!stats.isFile() || stats.size !== layout.bytes) return undefined;
+    old = await readFile(join(dir, name));
+  } catch {
+    return undefined;
+  }
+  if (old.length !== layout.bytes) return undefined;
+  const pieces: Buffer[] = [];
+  let at = 0;
+  let ascii = true;
+  for (const edit of sortedEdits(edits)) {
+    if (!Number.isInteger(edit.at) || !Number.isInteger(edit.remove) || edit.remove < 0 || edit.at < at || edit.at + edit.remove > old.length) return undefined;
+    const text = Buffer.from(edit.text, 'utf8');
+    if (text.length !== edit.text.length) ascii = false;
+    pieces.push(old.subarray(at, edit.at), text);
+    at = edit.at + edit.remove;
+  }
+  pieces.push(old.subarray(at));
+  await writeAtomically(dir, name, pieces, mode);
+  return { bytes: pieces.reduce((n, piece) => n + piece.length, 0), ascii };
+}
+
 /** Temp file (exclusive create: never through a symlink), flushed, then renamed over `name`. */
-async function writeAtomically(dir: string, name: string, text: string | Buffer, mode: number): Promise<void> {
+async function writeAtomically(dir: string, name: string, text: string | Buffer | readonly Buffer[], mode: number): Promise<void> {
   const temp = join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(temp, 'wx', mode);
   let complete = false;
   try {
-    await handle.writeFile(text);
+    if (Array.isArray(text)) await writeAll(handle, text as readonly Buffer[]);
+    else await handle.writeFile(text as string | Buffer);
     await handle.chmod(mode);
     await handle.sync();
     complete = true;
@@ -190,5 +255,24 @@ async function writeAtomically(dir: string, name: string, text: string | Buffer,
   } catch (error) {
     await unlink(temp).catch(() => undefined);
     throw error;
+  }
+}
+
+/** Writes `pieces` in order with writev, again from where a short write stopped. */
+async function writeAll(handle: FileHandle, pieces: readonly Buffer[]): Promise<void> {
+  let rest = pieces.filter((piece) => piece.length > 0);
+  while (rest.length > 0) {
+    // Linux takes at most 1,024 buffers per writev.
+    const batch = rest.slice(0, 1_024);
+    let { bytesWritten } = await handle.writev(batch);
+    const next: Buffer[] = [];
+    for (const piece of rest) {
+      if (bytesWritten >= piece.length) bytesWritten -= piece.length;
+      else {
+        next.push(bytesWritten === 0 ? piece : piece.subarray(bytesWritten));
+        bytesWritten = 0;
+      }
+    }
+    rest = next;
   }
 }

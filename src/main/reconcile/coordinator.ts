@@ -16,6 +16,7 @@ import { PipelineError } from '../core/errors.js';
 import type { EventBus } from '../bus/event-bus.js';
 import { newEvent, type ControllerEvent, type EventOf } from '../events/events.js';
 import { defaultLogger } from '../core/logger.js';
+import { removedText } from '../core/patch-text.js';
 import { mailboxDecision, type MailboxItem } from './mailbox.js';
 import { readPipelineResult } from '../pipeline/result-check.js';
 import { EMPTY_AUXILIARY_FILES, type CheckedPipelineResult, type PipelineExecutor, type Rejection } from '../pipeline/pipeline.js';
@@ -311,6 +312,7 @@ function configBytesOf(result: CheckedPipelineResult, previous: PendingBaseline 
   const before = previous?.baseline.haproxyConfig;
   if (edits === undefined || previous?.configBytes === undefined || before === undefined) return Buffer.byteLength(result.haproxyConfig);
   let bytes = previous.configBytes;
-  for (const edit of edits) bytes += Buffer.byteLength(edit.text) - Buffer.byteLength(before.slice(edit.at, edit.at + edit.remove));
+  const patch = result.patch as NonNullable<typeof result.patch>;
+  edits.forEach((edit, i) => (bytes += Buffer.byteLength(edit.text) - Buffer.byteLength(removedText(patch, 'config', i, edit, before))));
   return bytes;
 }

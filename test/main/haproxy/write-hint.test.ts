@@ -8,8 +8,8 @@ const r1: DeployableRender = { renderId: 'r1', checksum: 'c1', haproxyConfig: 'g
 const r2: DeployableRender = { renderId: 'r2', checksum: 'c2', haproxyConfig: 'global\n# 2\n', auxiliaryFiles: files, patch: { from: 'r1', edits: { config: [{ at: 7, remove: 0, text: '# 2\n' }], 'files/server-slots.txt': [] } } };
 
 describe('writeHint', () => {
-  it('names the files a render patched when it patches the render written last', () => {
-    expect(writeHint(r2, r1)).toEqual({ id: 'c2', changed: { from: 'c1', files: ['config', 'files/server-slots.txt'] } });
+  it('names the files a render patched, and their edits, when it patches the render written last', () => {
+    expect(writeHint(r2, r1)).toEqual({ id: 'c2', changed: { from: 'c1', files: ['config', 'files/server-slots.txt'], edits: r2.patch?.edits } });
   });
 
   it('names nothing when the render written last is another one, a runtime view of it, or unknown', () => {

@@ -7,12 +7,14 @@
 import type { AuxiliaryFiles, OriginIndex, RenderBaseline, RenderSuccess, ReusedFiles } from '../../../worker/protocol.js';
 import type { GatewayStatusReport } from '../../../worker/routing/gateway-model.js';
 import { applyStatusPatch } from '../../../worker/render/status-patch.js';
-import { applyEdits } from '../../../worker/render/text-window.js';
 import { PipelineError } from '../../core/errors.js';
+import { BlockText } from './block-text.js';
 
 interface ReceivedOutput {
   readonly renderId: string;
   readonly output: { readonly haproxyConfig: string; readonly auxiliaryFiles: AuxiliaryFiles; readonly origins?: OriginIndex | undefined; readonly gatewayStatus?: GatewayStatusReport | undefined };
+  /** Files of the output held as blocks (block-text.ts), by file ID (`config`, `maps/<name>`, …): those that came as edits or were kept from an earlier output. */
+  readonly blocks: ReadonlyMap<string, BlockText>;
 }
 
 export class OutputReuse {
@@ -55,13 +57,13 @@ export class OutputReuse {
    * output held for that worker. Throws when the worker reused an output the pool does not hold.
    */
   accept(result: RenderSuccess, renderId: string): RenderSuccess {
-    const full = this.#restore(result);
+    const { full, blocks } = this.#restore(result);
     this.#outputIds.set(full.auxiliaryFiles, renderId);
     // Only the newest output is held, whichever worker rendered it (the caller holds it anyway,
     // as the next baseline): holding one per worker would keep a whole older output alive.
     this.#received.clear();
     if (full.threadId !== undefined) {
-      this.#received.set(full.threadId, { renderId, output: { haproxyConfig: full.haproxyConfig, auxiliaryFiles: full.auxiliaryFiles, origins: full.origins, gatewayStatus: full.gatewayStatus } });
+      this.#received.set(full.threadId, { renderId, output: { haproxyConfig: full.haproxyConfig, auxiliaryFiles: full.auxiliaryFiles, origins: full.origins, gatewayStatus: full.gatewayStatus }, blocks });
     }
     return full;
   }
@@ -72,9 +74,10 @@ export class OutputReuse {
   }
 
   /** Puts back the files a worker left out because this thread already held them. */
-  #restore(result: RenderSuccess): RenderSuccess {
+  #restore(result: RenderSuccess): { full: RenderSuccess; blocks: ReadonlyMap<string, BlockText> } {
     const reused = result.reused;
-    if (reused === undefined) return result;
+    const blocks = new Map<string, BlockText>();
+    if (reused === undefined) return { full: result, blocks };
     const held = result.threadId === undefined ? undefined : this.#received.get(result.threadId);
     if (held === undefined || held.renderId !== reused.from) {
       throw new PipelineError('render', `worker ${String(result.threadId)} left out files of output ${reused.from}, which the pool does not hold`, undefined, 'WORKER_FAILED');
@@ -87,16 +90,24 @@ export class OutputReuse {
       const text = held.output.auxiliaryFiles[kind]?.[name];
       if (text === undefined) throw new PipelineError('render', `worker ${String(result.threadId)} reused ${id}, which output ${reused.from} does not have`, undefined, 'WORKER_FAILED');
       aux[kind][name] = text;
+      const kept = held.blocks.get(id);
+      if (kept !== undefined) blocks.set(id, kept);
     }
     this.#filesReused += reused.files.length + (reused.config ? 1 : 0);
     let haproxyConfig = reused.config ? held.output.haproxyConfig : result.haproxyConfig;
+    const heldConfig = held.blocks.get('config');
+    if (reused.config && heldConfig !== undefined) blocks.set('config', heldConfig);
     const edits = reused.edits;
+    const removed: Record<string, readonly string[]> = {};
     if (edits !== undefined) {
-      // Edited files are the held text with the edits: spliced, not copied (V8 keeps the pieces).
+      // Edited files are the held blocks with the edits: only the blocks they touch are sliced,
+      // and the whole text is a concatenation of the blocks, copied only when someone reads it.
       const edited = (id: string, before: string | undefined): string => {
-        const text = before === undefined ? undefined : applyEdits(before, edits[id] ?? []);
-        if (text === undefined) throw new PipelineError('render', `worker ${String(result.threadId)} sent edits of ${id} that do not apply to output ${reused.from}`, undefined, 'WORKER_FAILED');
-        return text;
+        const next = before === undefined ? undefined : (held.blocks.get(id) ?? BlockText.of(before)).edited(edits[id] ?? []);
+        if (next === undefined) throw new PipelineError('render', `worker ${String(result.threadId)} sent edits of ${id} that do not apply to output ${reused.from}`, undefined, 'WORKER_FAILED');
+        blocks.set(id, next.text);
+        removed[id] = next.removed;
+        return next.text.text;
       };
       for (const id of Object.keys(edits)) {
         if (id === 'config') haproxyConfig = edited(id, held.output.haproxyConfig);
@@ -121,10 +132,10 @@ export class OutputReuse {
       auxiliaryFiles: aux,
       // The endpoint lane's edits leave the origin index out (it is output `from`'s); other results carry their own, or its changed objects.
       ...(origins !== undefined ? { origins } : edits !== undefined && held.output.origins !== undefined ? { origins: held.output.origins } : {}),
-      ...(edits === undefined ? {} : { patch: { from: reused.from, edits } }),
+      ...(edits === undefined ? {} : { patch: { from: reused.from, edits, removed } }),
     };
     delete restored.reused;
-    return restored;
+    return { full: restored, blocks };
   }
 }
 

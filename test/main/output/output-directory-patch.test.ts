@@ -1,0 +1,72 @@
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { OutputDirectory } from '../../../src/main/output/output-directory.js';
+import type { AuxiliaryFiles, TextEdit } from '../../../src/worker/protocol.js';
+import { applyEdits } from '../../../src/worker/render/text-window.js';
+
+let root: string;
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), 'output-patch-'));
+});
+
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+const aux = (files: Record<string, string> = {}): AuxiliaryFiles => ({ maps: {}, files, certificates: {} });
+const config = (): Promise<string> => readFile(join(root, 'haproxy.cfg'), 'utf8');
+
+describe('OutputDirectory writes given as edits', () => {
+  it('leaves each file as a whole write of the edited text would, after any sequence of edit writes', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(fc.tuple(fc.nat({ max: 200 }), fc.nat({ max: 20 }), fc.string({ maxLength: 30, unit: fc.constantFrom('a', 'b', '\n', ' ', '1') })), { maxLength: 4 }), { minLength: 1, maxLength: 6 }),
+        async (rounds) => {
+          const out = new OutputDirectory(join(root, `p${Math.random().toString(36).slice(2)}`));
+          let text = 'global\n  maxconn 100\nbackend b\n  server s1 10.0.0.1:80\n'.repeat(4);
+          let slots = 'b/s1 10.0.0.1\n';
+          await out.write(text, aux({ 'server-slots.txt': slots }), { id: 'w0' });
+          for (const [i, raw] of rounds.entries()) {
+            const edits: TextEdit[] = [];
+            let end = 0;
+            for (const [at, remove, insert] of [...raw].sort((a, b) => a[0] - b[0])) {
+              if (at < end || at > text.length) continue;
+              edits.push({ at, remove: Math.min(remove, text.length - at), text: insert });
+              end = at + Math.min(remove, text.length - at);
+            }
+            const slotEdits = [{ at: 0, remove: slots.length, text: `b/s1 10.0.0.${i}\n` }];
+            text = applyEdits(text, edits) as string;
+            slots = applyEdits(slots, slotEdits) as string;
+            const files = ['config', 'files/server-slots.txt'];
+            await out.write(text, aux({ 'server-slots.txt': slots }), { id: `w${i + 1}`, changed: { from: `w${i}`, files, edits: { config: edits, 'files/server-slots.txt': slotEdits } } });
+            expect(await readFile(join(out.root, 'haproxy.cfg'), 'utf8')).toBe(text);
+            expect(await readFile(join(out.root, 'files', 'server-slots.txt'), 'utf8')).toBe(slots);
+          }
+          // No temp file is left behind.
+          expect((await readdir(out.root)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+        },
+      ),
+      { seed: 11, numRuns: 20 },
+    );
+  });
+
+  it('writes the whole text when the file on disk is no longer the one it wrote', async () => {
+    const out = new OutputDirectory(root);
+    await out.write('global\n# 1\n', aux(), { id: 'w1' });
+    await writeFile(join(root, 'haproxy.cfg'), 'tampered with\n');
+    await out.write('global\n# 2\n', aux(), { id: 'w2', changed: { from: 'w1', files: ['config'], edits: { config: [{ at: 9, remove: 1, text: '2' }] } } });
+    expect(await config()).toBe('global\n# 2\n');
+  });
+
+  it('writes the whole text when the text it last wrote was not all ASCII', async () => {
+    const out = new OutputDirectory(root);
+    await out.write('# é\nglobal\n', aux(), { id: 'w1' });
+    await out.write('# é\nglobal\n# x\n', aux(), { id: 'w2', changed: { from: 'w1', files: ['config'], edits: { config: [{ at: 11, remove: 0, text: '# x\n' }] } } });
+    expect(await config()).toBe('# é\nglobal\n# x\n');
+    expect((await stat(join(root, 'haproxy.cfg'))).mode & 0o777).toBe(0o644);
+  });
+});
