@@ -50,7 +50,7 @@ export class MemoCache {
    * are the very elements of the loop's latest list keep their text, cut out of the latest text,
    * since the same element always gives the same text; only the others are asked for.
    */
-  keyedText(id: string, list: readonly unknown[], element: (value: unknown) => string): string {
+  keyedText(id: string, list: readonly unknown[], element: (value: unknown) => string, cached?: WeakMap<object, string>): string {
     const last = this.#lists.get(id);
     if (last !== undefined && last.list === list) return last.text;
     let out: LastList | undefined = last === undefined ? undefined : spliced(last, list, element);
@@ -61,6 +61,7 @@ export class MemoCache {
       for (let i = 0; i < parts.length; i++) ends[i] = at += (parts[i] as string).length;
       // join() builds one flat string.
       out = { list, text: parts.join(''), ends };
+      if (cached !== undefined) cutFrom(out, parts, cached);
     }
     this.#lists.set(id, out);
     return out.text;
@@ -119,4 +120,21 @@ function spliced(last: LastList, list: readonly unknown[], element: (value: unkn
   // One flat string, as join() gives: whoever reads it next reads it whole.
   void Number(text);
   return { list, text, ends };
+}
+
+/**
+ * Each element's cached text (the very string `parts` has for it) becomes a slice of the joined
+ * text: V8 holds a slice as a reference into its parent (a few dozen bytes) where the element's
+ * own string held a second copy of the characters. Only after a join of every element, whose
+ * text the cache holds anyway as the latest list's. A splice leaves the kept elements' texts as
+ * they are: slices of an earlier joined text then keep that text alive, which costs what their
+ * own copies did; the added elements keep their own strings, so no splice pins its text.
+ */
+function cutFrom(list: LastList, parts: readonly string[], cached: WeakMap<object, string>): void {
+  const { text, ends } = list;
+  for (let i = 0; i < parts.length; i++) {
+    const value = list.list[i];
+    if (value === null || typeof value !== 'object' || cached.get(value) !== parts[i]) continue;
+    cached.set(value, text.slice(i === 0 ? 0 : (ends[i - 1] as number), ends[i] as number));
+  }
 }

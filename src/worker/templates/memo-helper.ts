@@ -91,7 +91,7 @@ export function registerMemoHelper(hb: typeof Handlebars, scopeOf: (options: Mem
       }
       return text;
     };
-    const text = scope.memo === undefined ? key.map(element).join('') : scope.memo.keyedText(id, key, element);
+    const text = scope.memo === undefined ? key.map(element).join('') : scope.memo.keyedText(id, key, element, texts);
     lists?.set(key, text);
     return text;
   });

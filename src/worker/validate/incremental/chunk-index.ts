@@ -41,7 +41,8 @@ export function newChunk(text: string): ChunkRecord {
  * nearly always distinctive), then compared whole.
  */
 export class ChunkIndex {
-  readonly #byHead = new Map<string, ChunkRecord[]>();
+  /** A head's record, or its records when several chunks share it: most heads have one, and a one-element array costs more than the entry. */
+  readonly #byHead = new Map<string, ChunkRecord | ChunkRecord[]>();
   #size = 0;
 
   get size(): number {
@@ -49,25 +50,32 @@ export class ChunkIndex {
   }
 
   find(head: string, text: string): ChunkRecord | undefined {
-    const bucket = this.#byHead.get(head);
-    if (bucket === undefined) return undefined;
-    for (const record of bucket) if (record.text === text) return record;
+    const filed = this.#byHead.get(head);
+    if (filed === undefined) return undefined;
+    if (!Array.isArray(filed)) return filed.text === text ? filed : undefined;
+    for (const record of filed) if (record.text === text) return record;
     return undefined;
   }
 
   add(record: ChunkRecord): void {
-    const bucket = this.#byHead.get(record.head);
-    if (bucket === undefined) this.#byHead.set(record.head, [record]);
-    else bucket.push(record);
+    const filed = this.#byHead.get(record.head);
+    if (filed === undefined) this.#byHead.set(record.head, record);
+    else if (Array.isArray(filed)) filed.push(record);
+    else this.#byHead.set(record.head, [filed, record]);
     this.#size++;
   }
 
   remove(record: ChunkRecord): void {
-    const bucket = this.#byHead.get(record.head);
-    const at = bucket === undefined ? -1 : bucket.indexOf(record);
-    if (bucket === undefined || at < 0) return;
-    bucket.splice(at, 1);
-    if (bucket.length === 0) this.#byHead.delete(record.head);
+    const filed = this.#byHead.get(record.head);
+    if (filed === record) {
+      this.#byHead.delete(record.head);
+      this.#size--;
+      return;
+    }
+    const at = filed === undefined || !Array.isArray(filed) ? -1 : filed.indexOf(record);
+    if (at < 0 || !Array.isArray(filed)) return;
+    filed.splice(at, 1);
+    if (filed.length === 1) this.#byHead.set(record.head, filed[0] as ChunkRecord);
     this.#size--;
   }
 }

@@ -17,7 +17,7 @@ export function detachedOps<T>(ops: readonly T[]): T[] {
 }
 
 function detached(value: unknown, copies: Map<object, unknown>): unknown {
-  if (typeof value === 'string') return value.length < SLICE_MIN ? value : detachString(value);
+  if (typeof value === 'string') return value.length < SLICE_MIN ? interned(value) : detachString(value);
   if (typeof value !== 'object' || value === null) return value;
   const known = copies.get(value);
   if (known !== undefined) return known;
@@ -34,4 +34,13 @@ function detached(value: unknown, copies: Map<object, unknown>): unknown {
   copies.set(value, record);
   for (const key of Object.keys(value)) record[key] = detached((value as Record<string, unknown>)[key], copies);
   return record;
+}
+
+/**
+ * The one copy V8 keeps of a short string as a property name (its string table): the keywords
+ * and names every chunk records (`backend`, a server's port) are then held once, not once per chunk.
+ */
+function interned(value: string): string {
+  for (const key in { [value]: 0 }) return key;
+  return value;
 }
