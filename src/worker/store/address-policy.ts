@@ -23,9 +23,11 @@ export type AddressClass = 'unicast' | 'loopback' | 'unspecified' | 'link-local'
 /** The problem with an endpoint address on `ports`, or null when HAProxy may be pointed at it. */
 export function addressProblem(address: string, ports: readonly number[], policy: GuardPolicy): string | null {
   if (address.includes('%')) return 'has an IPv6 zone ID, which HAProxy refuses';
-  if (isIP(address) === 0) return 'is not an IP address';
-  const kind = classifyAddress(address);
-  const normal = canonicalAddress(address);
+  // Nearly every endpoint is a plain IPv4 address: parsed once, it is its own canonical form.
+  const octets = ipv4Octets(address);
+  if (octets === undefined && isIP(address) === 0) return 'is not an IP address';
+  const kind = octets === undefined ? classifyAddress(address) : METADATA_ADDRESSES.has(address) ? 'metadata' : classifyV4(octets);
+  const normal = octets === undefined ? canonicalAddress(address) : address;
   switch (kind) {
     case 'unicast':
     case 'loopback': {
@@ -96,6 +98,32 @@ export function canonicalAddress(address: string): string {
   if (mapped || translated || nat64) return bytes.slice(12, 16).join('.');
   if (bytes[0] === 0x20 && bytes[1] === 0x02) return bytes.slice(2, 6).join('.');
   return compressed(bytes);
+}
+
+/**
+ * The octets of a dotted-quad IPv4 address, exactly as node:net's isIP accepts one (four decimal
+ * numbers up to 255, no leading zeros), or undefined for anything else.
+ */
+export function ipv4Octets(address: string): number[] | undefined {
+  const octets: number[] = [];
+  const len = address.length;
+  let i = 0;
+  for (;;) {
+    const start = i;
+    let value = 0;
+    while (i < len) {
+      const c = address.charCodeAt(i);
+      if (c < 48 || c > 57) break;
+      value = value * 10 + (c - 48);
+      i++;
+    }
+    const digits = i - start;
+    if (digits === 0 || digits > 3 || value > 255 || (digits > 1 && address.charCodeAt(start) === 48)) return undefined;
+    octets.push(value);
+    if (octets.length === 4) return i === len ? octets : undefined;
+    if (address.charCodeAt(i) !== 46) return undefined;
+    i++;
+  }
 }
 
 function classifyV4(octets: readonly number[]): AddressClass {

@@ -21,13 +21,26 @@ function escapeChar(ch: string): string {
  * are left alone, so values already quoted with `quote` are not escaped twice.
  */
 export function escapeLogText(text: string): string {
-  return text.replace(UNPRINTABLE, escapeChar);
+  return plainAscii(text, false) ? text : text.replace(UNPRINTABLE, escapeChar);
 }
 
 /** Text of unknown origin as a printable name: JSON-style escapes, without the quotes. */
 export function printable(value: unknown): string {
   if (typeof value !== 'string') return quote(value);
+  if (plainAscii(value, true)) return value;
   return escapeLogText(value.replace(/\\/g, '\\\\'));
+}
+
+/**
+ * Whether `text` is printable ASCII alone (space to `~`; with `noBackslash`, no backslash
+ * either), which the escapes leave as it is: the common case, told without a regular expression.
+ */
+function plainAscii(text: string, noBackslash: boolean): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 32 || c > 126 || (noBackslash && c === 92)) return false;
+  }
+  return true;
 }
 
 /** A value as a JSON-style literal (`"a\nb"`, `42`, `null`), shortened past `max` characters. */

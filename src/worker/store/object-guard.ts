@@ -98,8 +98,17 @@ export function tlsMaterialOf(secret: KubeObject, context?: GuardContext): TlsMa
  * store; only for a store without one is it the object's own, as a label.
  */
 export function describe(object: KubeObject): string {
-  return describeAs(labelOf(storeOf(object)?.definition?.kind, object), object);
+  const store = storeOf(object);
+  // The model describes each object several times (owners, warnings): a stored object's text is
+  // kept, for as long as the object lives in the same store (stored objects are never mutated).
+  const known = store === undefined ? undefined : descriptions.get(object);
+  if (known !== undefined && known.store === store) return known.text;
+  const text = describeAs(labelOf(store?.definition?.kind, object), object);
+  if (store !== undefined) descriptions.set(object, { store, text });
+  return text;
 }
+
+const descriptions = new WeakMap<object, { readonly store: object; readonly text: string }>();
 
 /** The message of a rejection, as it appears in warnings: `Kind namespace/name: reason`. */
 export function rejectionMessage(r: Rejection): string {

@@ -2,7 +2,8 @@
 // (mapped, translated, NAT64, 6to4) judged as the IPv4 address it reaches, the known metadata
 // addresses (WireServer, Alibaba, Oracle, AWS IPv6), and the own-port check in every spelling.
 import { describe, expect, it } from 'vitest';
-import { addressProblem, canonicalAddress, classifyAddress } from '../../../src/worker/store/address-policy.js';
+import { isIP } from 'node:net';
+import { addressProblem, canonicalAddress, classifyAddress, ipv4Octets } from '../../../src/worker/store/address-policy.js';
 
 describe('classifyAddress', () => {
   it.each([
@@ -71,4 +72,15 @@ describe('the own-port check', () => {
       expect(addressProblem(address, [80], policy), address).toBe('is a cloud metadata address');
     }
   });
+});
+
+describe('ipv4Octets', () => {
+  it.each(['10.0.0.1', '0.0.0.0', '255.255.255.255', '1.22.133.9', '01.2.3.4', '1.2.3.04', '256.1.1.1', '1.2.3', '1.2.3.4.5', '1.2.3.', '.1.2.3', '1..2.3', '1.2.3.4 ', ' 1.2.3.4', '1.2.3.4\n', '1.2.3.-4', '1e1.2.3.4', '::ffff:1.2.3.4', '', '1000.1.1.1', '00.1.1.1', '1.2.3.4%eth0', '١.2.3.4'])(
+    'accepts %j exactly when node:net takes it for an IPv4 address, with its octets',
+    (address) => {
+      const octets = ipv4Octets(address);
+      expect(octets !== undefined).toBe(isIP(address) === 4);
+      if (octets !== undefined) expect(octets.join('.')).toBe(address);
+    },
+  );
 });

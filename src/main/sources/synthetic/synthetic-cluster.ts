@@ -123,7 +123,7 @@ export class SyntheticCluster {
     return {
       apiVersion: 'networking.k8s.io/v1',
       kind: 'Ingress',
-      metadata: { name, namespace: ns, annotations: { ...this.options.annotations, ...annotations, 'synthetic/generation': String(generation) } },
+      metadata: { name, namespace: ns, resourceVersion: resourceVersion(generation), annotations: { ...this.options.annotations, ...annotations, 'synthetic/generation': String(generation) } },
       spec: { ingressClassName: 'haproxy', rules: [{ host: this.host(index), http: { paths } }] },
     };
   }
@@ -132,7 +132,7 @@ export class SyntheticCluster {
     return {
       apiVersion: 'v1',
       kind: 'Service',
-      metadata: { name: `app-${index}`, namespace: this.namespace(index) },
+      metadata: { name: `app-${index}`, namespace: this.namespace(index), resourceVersion: resourceVersion(0) },
       spec: { ports: [{ name: 'http', port: 80, targetPort: this.options.podPort ?? 8080 }] },
     };
   }
@@ -150,6 +150,7 @@ export class SyntheticCluster {
       metadata: {
         name: `app-${index}-slice`,
         namespace: this.namespace(index),
+        resourceVersion: resourceVersion(generation),
         labels: { 'kubernetes.io/service-name': `app-${index}` },
       },
       addressType: 'IPv4',
@@ -169,6 +170,14 @@ export class SyntheticCluster {
   #pick(): number {
     return this.#live[Math.floor(this.#random() * this.#live.length)] as number;
   }
+}
+
+/**
+ * As the API server gives every object: a resourceVersion, distinct for each generation of an
+ * object (every change here makes a new generation), so that versions are read, not digested.
+ */
+function resourceVersion(generation: number): string {
+  return String(generation + 1);
 }
 
 /** A stable pod address in 10.0.0.0/8 for (app, pod). */

@@ -27,21 +27,32 @@ export class UsageScanner {
   readonly #converters: MapConverter[] = [];
 
   constructor(paths: OutputPaths, resolver: PathResolver) {
-    this.#needles = [paths.mapsDir, paths.filesDir, paths.certsDir, 'crt', 'ca-'].filter((n) => n !== '');
+    // A needle is looked for within one line: one that holds a line break is never on a line.
+    this.#needles = [paths.mapsDir, paths.filesDir, paths.certsDir, 'crt', 'ca-'].filter((n) => n !== '' && !n.includes('\n'));
     this.#resolver = resolver;
   }
 
   scan(text: string): readonly UsageOp[] {
     const ops: UsageOp[] = [];
     try {
+      // Each needle is searched for in the whole text, and only the lines holding one are cut
+      // out, in text order: the same lines a line-by-line test finds (no needle spans lines).
       const needles = this.#needles;
+      const next = needles.map((n) => text.indexOf(n));
       let pos = 0;
-      while (pos < text.length) {
-        let end = text.indexOf('\n', pos);
+      for (;;) {
+        let hit = -1;
+        for (let k = 0; k < needles.length; k++) {
+          let at = next[k] as number;
+          if (at >= 0 && at < pos) next[k] = at = text.indexOf(needles[k] as string, pos);
+          if (at >= 0 && (hit < 0 || at < hit)) hit = at;
+        }
+        if (hit < 0) break;
+        const start = text.lastIndexOf('\n', hit) + 1;
+        let end = text.indexOf('\n', hit);
         if (end < 0) end = text.length;
-        const line = text.slice(pos, end);
+        this.#line(text.slice(start, end), ops);
         pos = end + 1;
-        if (needles.some((n) => line.indexOf(n) >= 0)) this.#line(line, ops);
       }
     } catch (err) {
       ops.push({ u: 'throw', message: describe(err) });
