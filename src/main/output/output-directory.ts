@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, open, readFile, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AuxiliaryFiles, OutputPaths, TextEdit } from '../../worker/protocol.js';
-import { sortedEdits } from '../../worker/render/text-window.js';
+import { checkedEdits } from '../../worker/render/text-window.js';
 import { sha256Off } from '../core/digest.js';
 
 /** The files of one output directory, as the config refers to them: its OutputPaths and the config file. */
@@ -219,12 +219,12 @@ async function patchAtomically(dir: string, name: string, edits: readonly TextEd
   } catch {
     return undefined;
   }
-  if (old.length !== layout.bytes) return undefined;
+  const ordered = old.length === layout.bytes ? checkedEdits(edits, old.length) : undefined;
+  if (ordered === undefined) return undefined;
   const pieces: Buffer[] = [];
   let at = 0;
   let ascii = true;
-  for (const edit of sortedEdits(edits)) {
-    if (!Number.isInteger(edit.at) || !Number.isInteger(edit.remove) || edit.remove < 0 || edit.at < at || edit.at + edit.remove > old.length) return undefined;
+  for (const edit of ordered) {
     const text = Buffer.from(edit.text, 'utf8');
     if (text.length !== edit.text.length) ascii = false;
     pieces.push(old.subarray(at, edit.at), text);

@@ -61,16 +61,27 @@ export function changedLines(before: string, after: string): { start: number; ol
 
 /** `text` with `edits` (any order, not overlapping) applied; undefined when two overlap or one is out of range. */
 export function applyEdits(text: string, edits: readonly TextEdit[]): string | undefined {
-  const ordered = sortedEdits(edits);
+  const ordered = checkedEdits(edits, text.length);
+  if (ordered === undefined) return undefined;
   let out = '';
   let at = 0;
   for (const edit of ordered) {
-    if (!Number.isInteger(edit.at) || !Number.isInteger(edit.remove) || edit.remove < 0 || typeof edit.text !== 'string') return undefined;
-    if (edit.at < at || edit.at + edit.remove > text.length) return undefined;
     out += text.slice(at, edit.at) + edit.text;
     at = edit.at + edit.remove;
   }
   return out + text.slice(at);
+}
+
+/** `edits` in offset order, or undefined when one is malformed, two overlap or one reaches past `length`. */
+export function checkedEdits(edits: readonly TextEdit[], length: number): TextEdit[] | undefined {
+  const ordered = sortedEdits(edits);
+  let end = 0;
+  for (const edit of ordered) {
+    if (!Number.isInteger(edit.at) || !Number.isInteger(edit.remove) || edit.remove < 0 || typeof edit.text !== 'string') return undefined;
+    if (edit.at < end || edit.at + edit.remove > length) return undefined;
+    end = edit.at + edit.remove;
+  }
+  return ordered;
 }
 
 export function sortedEdits(edits: readonly TextEdit[]): TextEdit[] {

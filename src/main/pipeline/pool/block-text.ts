@@ -5,7 +5,7 @@
 // is at most a few chunks long. The whole text is a balanced concatenation of the blocks, made
 // without copying: whoever reads it pays the copy, once, when they read it (V8 flattens it then).
 // Immutable: `edited` returns a new BlockText and leaves this one as it was.
-import { sortedEdits } from '../../../worker/render/text-window.js';
+import { checkedEdits } from '../../../worker/render/text-window.js';
 import type { TextEdit } from '../../../worker/protocol.js';
 
 /** Blocks are cut at this length; a block grown past twice it is cut again, one shrunk below a quarter joins its neighbour. */
@@ -75,13 +75,8 @@ export class BlockText {
    * text each edit removed; undefined when two overlap or one is out of range (as applyEdits).
    */
   edited(edits: readonly TextEdit[]): EditedText | undefined {
-    const ordered = sortedEdits(edits);
-    let end = 0;
-    for (const edit of ordered) {
-      if (!Number.isInteger(edit.at) || !Number.isInteger(edit.remove) || edit.remove < 0 || typeof edit.text !== 'string') return undefined;
-      if (edit.at < end || edit.at + edit.remove > this.length) return undefined;
-      end = edit.at + edit.remove;
-    }
+    const ordered = checkedEdits(edits, this.length);
+    if (ordered === undefined) return undefined;
     const removed = new Map<TextEdit, string>();
     for (const edit of ordered) removed.set(edit, this.slice(edit.at, edit.at + edit.remove));
     if (ordered.length === 0) return { text: this, removed: [] };
