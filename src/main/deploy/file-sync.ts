@@ -5,10 +5,13 @@
 // time, behind it at most one waiting, and a newer render replaces the one waiting (only the
 // newest files matter; the writer skips what did not change). A failed write is logged and told
 // to its `failed` callback: the next write or reload writes the whole render again, and the drift
-// monitor's forced reload rewrites them if nothing else comes (see `behind`).
+// monitor's forced reload rewrites them if nothing else comes (see `behind`). A render that
+// replaces a waiting one it patches is written with the two patches chained (patch-chain.ts): a
+// patch of what the target last wrote, so the write stays a patch instead of a whole one.
 import type { Logger } from 'pino';
 import { messageOf } from '../core/errors.js';
 import type { DeployableRender, DeployTarget } from './deploy-target.js';
+import { chainPatches } from './patch-chain.js';
 import type { RuntimeRound } from './runtime-round.js';
 
 export interface FileSyncOptions {
@@ -20,6 +23,8 @@ export interface FileSyncOptions {
 
 interface Write {
   readonly render: DeployableRender;
+  /** What is sent: `render`, or `render` with its patch chained onto the patch of the write it replaced. */
+  readonly sent: DeployableRender;
   readonly failed: ((error: string) => void) | undefined;
 }
 
@@ -49,7 +54,7 @@ export class FileSync {
   queue(render: DeployableRender, failed?: (error: string) => void): void {
     this.#newest = render;
     this.#written = false;
-    this.#waiting = { render, failed };
+    this.#waiting = { render, sent: chained(this.#waiting?.sent, render), failed };
     this.#running ??= this.#drain();
   }
 
@@ -82,7 +87,7 @@ export class FileSync {
         const write = this.#take();
         if (write === undefined) break;
         try {
-          await this.#target.writeFiles(write.render, 'serving');
+          await this.#target.writeFiles(write.sent, 'serving');
           if (this.#newest === write.render) this.#written = true;
         } catch (error) {
           const message = messageOf(error);
@@ -100,4 +105,11 @@ export class FileSync {
     this.#waiting = undefined;
     return write;
   }
+}
+
+/** `render`, with its patch chained onto `replaced`'s when it patches that render (else as it is). */
+function chained(replaced: DeployableRender | undefined, render: DeployableRender): DeployableRender {
+  if (replaced?.patch === undefined || render.patch === undefined) return render;
+  const patch = chainPatches(replaced.patch, replaced.renderId, render.patch);
+  return patch === undefined ? render : { ...render, patch };
 }

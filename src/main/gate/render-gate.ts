@@ -6,6 +6,8 @@
 // are traced back to objects through the render's origin index (or, when they name none, found by
 // bisection over namespaces with `rerender`); those objects are taken out of renders while they
 // stay at the version refused, and a render without them is asked for (refusal-resolver.ts).
+// A render that replaced a waiting one it patches is checked with the two patches chained
+// (patch-chain.ts), so the checker still gets a patch of the render it checked before.
 // Subscribes (in start, leader-only): template.rendered
 // Publishes: rendergate.completed {renderId, ok, refused, newest, message, durationMs, excluded?},
 //            then reconciliation.triggered {reason: 'gate_refusal'} when it took objects out
@@ -15,7 +17,8 @@ import { deferred, raceAbort } from '../core/async.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { defaultLogger } from '../core/logger.js';
 import { newEvent, type ControllerEvent, type EventOf } from '../events/events.js';
-import type { OutputPaths, RenderExclusions } from '../../worker/protocol.js';
+import type { OutputPaths, RenderExclusions, RenderPatch } from '../../worker/protocol.js';
+import { chainPatches } from '../deploy/patch-chain.js';
 import type { ObjectExclusions } from './object-exclusions.js';
 import { resolveRefusal, type GateRender } from './refusal-resolver.js';
 import { CheckHelper, type CheckHelperStats } from './check-helper.js';
@@ -116,12 +119,19 @@ export class RenderGate {
 
   /** One leadership term: checks renders until `term` aborts; a check in flight is aborted and not reported. */
   async start(term: AbortSignal): Promise<void> {
+    // By render: its patch chained onto those of the renders it replaced in the queue.
+    const chained = new WeakMap<EventOf<'template.rendered'>, RenderPatch>();
     const queue = this.#bus.subscribe('render-gate', {
       types: ['template.rendered'],
       leaderOnly: true,
       bufferSize: 4,
       // Newest wins: a render waiting for its check is replaced by a newer one.
-      merge: () => 'replace',
+      merge: (waiting, render) => {
+        const before = chained.get(waiting) ?? waiting.patch;
+        const patch = before === undefined || render.patch === undefined ? undefined : chainPatches(before, waiting.renderId, render.patch);
+        if (patch !== undefined) chained.set(render, patch);
+        return 'replace';
+      },
     });
     this.#ready.resolve();
     try {
@@ -129,7 +139,8 @@ export class RenderGate {
         const render = await queue.next(term);
         if (render === undefined) return;
         const started = this.#clock.monotonic();
-        const verdict = await this.#check(render, term);
+        const patch = chained.get(render);
+        const verdict = await this.#check(patch === undefined ? render : { ...render, patch }, term);
         if (term.aborted) return;
         const { excluded, again } = verdict.refused ? await this.#exclude(render, verdict, queue.depth === 0, term) : { excluded: 0, again: false };
         if (term.aborted) return;

@@ -41,6 +41,36 @@ describe('FileSync', () => {
     expect(sync.behind).toBe(false);
   });
 
+  it('writes a render that replaced a waiting one it patches as one patch of the render written before', async () => {
+    const { clock, target, sync } = setUp();
+    const a = render('a');
+    // b = a with one edit, c = b with one more.
+    const b = { ...render('b'), haproxyConfig: 'gXlobal # a\n', patch: { from: 'a', edits: { config: [{ at: 1, remove: 0, text: 'X' }] } } };
+    const c = { ...render('c'), haproxyConfig: 'gXlobal # c\n', patch: { from: 'b', edits: { config: [{ at: 10, remove: 1, text: 'c' }] } } };
+    sync.queue(a);
+    await clock.advance(0);
+    sync.queue(b);
+    sync.queue(c);
+    await clock.advance(200);
+    await sync.settled();
+    expect(target.written?.checksum).toBe('c');
+    expect(target.written?.patch).toEqual({ from: 'a', edits: { config: [{ at: 1, remove: 0, text: 'X' }, { at: 9, remove: 1, text: 'c' }] } });
+    expect(target.written?.haproxyConfig).toBe(c.haproxyConfig);
+    expect(sync.behind).toBe(false);
+  });
+
+  it('writes a render whose patch is of another render than the waiting one as it is', async () => {
+    const { clock, target, sync } = setUp();
+    const c = { ...render('c'), patch: { from: 'x', edits: { config: [{ at: 0, remove: 0, text: 'c' }] } } };
+    sync.queue(render('a'));
+    await clock.advance(0);
+    sync.queue({ ...render('b'), patch: { from: 'a', edits: {} } });
+    sync.queue(c);
+    await clock.advance(200);
+    await sync.settled();
+    expect(target.written).toBe(c);
+  });
+
   it('settles only when every write queued before has ended', async () => {
     const { clock, target, sync, queue } = setUp();
     queue('a');

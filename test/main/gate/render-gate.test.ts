@@ -4,6 +4,7 @@ import { haproxyVersion } from '../../../src/main/haproxy/haproxy-check.js';
 import { haproxyRenderChecker, prefixRewriter, type CheckableRender, type HaproxyVerdict } from '../../../src/main/gate/render-checker.js';
 import { RenderGate, refusalMessage, type RenderGateOptions } from '../../../src/main/gate/render-gate.js';
 import { newEvent, type ControllerEvent, type EventOf } from '../../../src/main/events/events.js';
+import type { RenderPatch } from '../../../src/worker/protocol.js';
 import { loadTemplateSet } from '../../../src/main/template-set/template-set.js';
 import { deferred, flushMicrotasks, type Deferred } from '../../helpers/async.js';
 import { endpointSlice, ingress, renderOk, rule, service, tlsSecret } from '../../helpers/cluster.js';
@@ -49,7 +50,7 @@ async function harness(options: Partial<RenderGateOptions> = {}) {
   const verdicts = (): EventOf<'rendergate.completed'>[] =>
     publish.mock.calls.map(([e]) => e).filter((e): e is EventOf<'rendergate.completed'> => e.type === 'rendergate.completed');
   let count = 0;
-  const render = async (haproxyConfig = 'global\n', auxiliaryFiles = { maps: {}, files: {}, certificates: {} }): Promise<EventOf<'template.rendered'>> => {
+  const render = async (haproxyConfig = 'global\n', auxiliaryFiles = { maps: {}, files: {}, certificates: {} }, patch?: RenderPatch): Promise<EventOf<'template.rendered'>> => {
     const event = newEvent(
       'template.rendered',
       {
@@ -63,6 +64,7 @@ async function harness(options: Partial<RenderGateOptions> = {}) {
         triggerReason: 'resource_change',
         coalescible: true,
         storeVersion: count,
+        ...(patch === undefined ? {} : { patch }),
       },
       undefined,
       clock,
@@ -98,6 +100,36 @@ describe('RenderGate', () => {
       ['r4', true, true],
     ]);
     expect(h.verdicts()[1]?.correlationId).toBe(newest.correlationId);
+    await h.stop();
+  });
+
+  it('hands the checker a render that replaced waiting ones it patches as one patch of the render checked before', async () => {
+    const h = await harness();
+    const files = { maps: {}, files: {}, certificates: {} };
+    await h.render('global\n');
+    await h.render('gXlobal\n', files, { from: 'r1', edits: { config: [{ at: 1, remove: 0, text: 'X' }] } });
+    const newest = await h.render('gXlobaL\n', files, { from: 'r2', edits: { config: [{ at: 6, remove: 1, text: 'L' }] } });
+    h.checker.pass(0);
+    await flushMicrotasks();
+    expect(h.checker.checked).toEqual(['r1', newest.renderId]);
+    const checked = h.checker.calls[1]?.render as EventOf<'template.rendered'>;
+    expect(checked.patch).toEqual({ from: 'r1', edits: { config: [{ at: 1, remove: 0, text: 'X' }, { at: 5, remove: 1, text: 'L' }] } });
+    expect(checked.haproxyConfig).toBe(newest.haproxyConfig);
+    h.checker.pass(1);
+    await flushMicrotasks();
+    expect(h.verdicts().map((v) => v.renderId)).toEqual(['r1', 'r3']);
+    await h.stop();
+  });
+
+  it('hands the checker a render whose patch is of a render it did not replace as it is', async () => {
+    const h = await harness();
+    await h.render('global\n');
+    await h.render('other\n');
+    const newest = await h.render('gXlobal\n', { maps: {}, files: {}, certificates: {} }, { from: 'r1', edits: { config: [{ at: 1, remove: 0, text: 'X' }] } });
+    h.checker.pass(0);
+    await flushMicrotasks();
+    expect(h.checker.calls[1]?.render).toBe(newest);
+    h.checker.pass(1);
     await h.stop();
   });
 
