@@ -91,6 +91,8 @@ const recentOutputs = new Map<string, RenderBaseline>();
 const RECENT_OUTPUTS = 2;
 /** The Gateway status report of each recent output, by render ID. */
 const recentStatus = new Map<string, RenderSuccess['gatewayStatus']>();
+/** The served Ingresses of the same outputs: a result whose list is the held output's leaves it out. */
+const recentServed = new Map<string, RenderSuccess['servedIngresses']>();
 /** The origin index of the newest output, so that the next result can carry only the objects that changed. */
 let newestOrigins: { readonly renderId: string; readonly origins: OriginIndex } | undefined;
 
@@ -127,13 +129,35 @@ export default function render(task: RenderTask): RenderTaskResult {
   const receivedStatus = receivedRef === undefined ? undefined : recentStatus.get(receivedRef);
   recentStatus.set(task.renderId, outcome.gatewayStatus);
   for (const id of recentStatus.keys()) if (!recentOutputs.has(id)) recentStatus.delete(id);
+  const receivedServed = receivedRef === undefined ? undefined : recentServed.get(receivedRef);
+  recentServed.set(task.renderId, outcome.servedIngresses);
+  for (const id of recentServed.keys()) if (!recentOutputs.has(id)) recentServed.delete(id);
   const heldOrigins = newestOrigins?.renderId === receivedRef ? newestOrigins?.origins : undefined;
   newestOrigins = outcome.origins === undefined ? undefined : { renderId: task.renderId, origins: outcome.origins };
   const { edits, ...full } = outcome;
   // The endpoint lane edited the output the main thread holds: only the edits cross.
-  if (edits !== undefined && received !== undefined && receivedRef !== undefined && receivedRef === newest) return { ...withStatusPatch(asEdits(full, edits, receivedRef), receivedStatus), threadId };
+  if (edits !== undefined && received !== undefined && receivedRef !== undefined && receivedRef === newest) return { ...withServedReuse(withStatusPatch(asEdits(full, edits, receivedRef), receivedStatus), receivedServed, receivedRef), threadId };
   if (received === undefined || receivedRef === undefined) return { ...full, threadId };
-  return { ...withStatusPatch(withOriginChanges(withoutRepeats(full, received, receivedRef), heldOrigins, receivedRef), receivedStatus), threadId };
+  return { ...withServedReuse(withStatusPatch(withOriginChanges(withoutRepeats(full, received, receivedRef), heldOrigins, receivedRef), receivedStatus), receivedServed, receivedRef), threadId };
+}
+
+/**
+ * The result without its served Ingresses when they are those of output `from` (the main thread
+ * holds them): one name per Ingress costs the main thread a millisecond to receive at 10,000.
+ */
+function withServedReuse(result: RenderSuccess, before: RenderSuccess['servedIngresses'], from: string): RenderSuccess {
+  const after = result.servedIngresses;
+  if (after === undefined || before === undefined || !sameList(before, after)) return result;
+  const rest: RenderSuccess & { servedIngresses?: RenderSuccess['servedIngresses'] } = { ...result };
+  delete rest.servedIngresses;
+  return { ...rest, reused: { ...(result.reused ?? { from, config: false, files: [] }), servedIngresses: true } };
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** A result that reuses an output the main thread holds carries its Gateway status as a patch of that output's. */

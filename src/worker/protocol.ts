@@ -272,6 +272,8 @@ export interface ReusedFiles {
   readonly edits?: Readonly<Record<string, readonly TextEdit[]>>;
   /** The Gateway status report (absent from the result) as a patch of output `from`'s (status-patch.ts). */
   readonly gatewayStatus?: StatusPatch;
+  /** The served Ingresses (absent from the result) are output `from`'s. */
+  readonly servedIngresses?: boolean;
   /**
    * The origin index is output `from`'s with these objects replaced (by position), the names the
    * same: the result carries no index of its own. An Ingress change renames no section but

@@ -12,7 +12,13 @@ import { BlockText } from './block-text.js';
 
 interface ReceivedOutput {
   readonly renderId: string;
-  readonly output: { readonly haproxyConfig: string; readonly auxiliaryFiles: AuxiliaryFiles; readonly origins?: OriginIndex | undefined; readonly gatewayStatus?: GatewayStatusReport | undefined };
+  readonly output: {
+    readonly haproxyConfig: string;
+    readonly auxiliaryFiles: AuxiliaryFiles;
+    readonly origins?: OriginIndex | undefined;
+    readonly gatewayStatus?: GatewayStatusReport | undefined;
+    readonly servedIngresses?: readonly string[] | undefined;
+  };
   /** Files of the output held as blocks (block-text.ts), by file ID (`config`, `maps/<name>`, …): those that came as edits or were kept from an earlier output. */
   readonly blocks: ReadonlyMap<string, BlockText>;
 }
@@ -23,9 +29,15 @@ export class OutputReuse {
   /** The newest output received, by the thread ID of the worker that rendered it (one entry at most). */
   readonly #received = new Map<number, ReceivedOutput>();
   #filesReused = 0;
+  #servedReused = 0;
   #originChanges = 0;
 
   /** Files (the config included) workers left out of results because the pool held them already. */
+  /** Results whose served Ingresses were the held output's. */
+  get servedReused(): number {
+    return this.#servedReused;
+  }
+
   get filesReused(): number {
     return this.#filesReused;
   }
@@ -63,7 +75,7 @@ export class OutputReuse {
     // as the next baseline): holding one per worker would keep a whole older output alive.
     this.#received.clear();
     if (full.threadId !== undefined) {
-      this.#received.set(full.threadId, { renderId, output: { haproxyConfig: full.haproxyConfig, auxiliaryFiles: full.auxiliaryFiles, origins: full.origins, gatewayStatus: full.gatewayStatus }, blocks });
+      this.#received.set(full.threadId, { renderId, output: { haproxyConfig: full.haproxyConfig, auxiliaryFiles: full.auxiliaryFiles, origins: full.origins, gatewayStatus: full.gatewayStatus, servedIngresses: full.servedIngresses }, blocks });
     }
     return full;
   }
@@ -123,11 +135,15 @@ export class OutputReuse {
     const statusPatch = reused.gatewayStatus;
     const gatewayStatus = statusPatch === undefined ? result.gatewayStatus : held.output.gatewayStatus === undefined ? undefined : applyStatusPatch(held.output.gatewayStatus, statusPatch);
     if (statusPatch !== undefined && gatewayStatus === undefined) throw new PipelineError('render', `worker ${String(result.threadId)} sent a Gateway status patch that does not apply to output ${reused.from}`, undefined, 'WORKER_FAILED');
+    const servedIngresses = reused.servedIngresses === true ? held.output.servedIngresses : result.servedIngresses;
+    if (reused.servedIngresses === true && servedIngresses === undefined) throw new PipelineError('render', `worker ${String(result.threadId)} reused the served Ingresses of output ${reused.from}, which has none`, undefined, 'WORKER_FAILED');
+    if (reused.servedIngresses === true) this.#servedReused++;
     const origins = reused.originObjects === undefined ? result.origins : withObjects(held.output.origins, reused.originObjects, result.threadId);
     if (reused.originObjects !== undefined) this.#originChanges++;
     const restored: RenderSuccess & { reused?: ReusedFiles } = {
       ...result,
       ...(gatewayStatus === undefined ? {} : { gatewayStatus }),
+      ...(servedIngresses === undefined ? {} : { servedIngresses }),
       haproxyConfig,
       auxiliaryFiles: aux,
       // The endpoint lane's edits leave the origin index out (it is output `from`'s); other results carry their own, or its changed objects.

@@ -88,6 +88,8 @@ export interface PoolPipelineStats {
   readonly filesReused: number;
   /** Results whose origin index a worker sent as the objects that changed since the output the pool held. */
   readonly originChanges: number;
+  /** Results whose served Ingresses a worker left out because they were those of the output the pool held. */
+  readonly servedReused: number;
 }
 
 /** About V8's default old-space limit on a 64-bit host: bounds a runaway worker, not a normal one. */
@@ -182,6 +184,7 @@ export class PoolPipeline implements PipelineExecutor {
       workersReplaced: this.#registry.retired,
       filesReused: this.#outputs.filesReused,
       originChanges: this.#outputs.originChanges,
+      servedReused: this.#outputs.servedReused,
     };
   }
 
