@@ -6,7 +6,8 @@
 // the order they came. It exits when the controller goes away (its IPC channel closes).
 import { haproxyRenderChecker } from './render-checker.js';
 import { structuralChange } from './structure-change.js';
-import type { CheckReply, CheckRequest, HelperRequest } from './check-helper-protocol.js';
+import type { CheckReply, CheckRequest, HelperRequest, TextChange } from './check-helper-protocol.js';
+import type { ConfigWindow } from './structure-change.js';
 import type { AuxiliaryFiles } from '../../worker/protocol.js';
 
 let config = '';
@@ -24,14 +25,18 @@ process.on('message', (message: HelperRequest) => {
   const before = config;
   const had = new Set(files.keys());
   const change = apply(message);
-  const reason = 'full' in message.config ? 'first check' : structuralChange({
-    before,
-    window: message.config.window,
+  const windows = 'full' in message.config ? undefined : 'window' in message.config ? [message.config.window] : message.config.windows;
+  const fileChange = {
     changedFiles: Object.keys(message.files),
     removedFiles: message.removed,
-    hadFile: (id) => had.has(id),
+    hadFile: (id: string) => had.has(id),
     ...(message.runtimeFiles === undefined ? {} : { runtimeFiles: message.runtimeFiles }),
-  });
+  };
+  let reason = windows === undefined ? 'first check' : windows.length === 0 ? structuralChange({ before, window: { start: 0, endBefore: 0, text: '' }, ...fileChange }) : undefined;
+  // Each window on its own; the files count with the first.
+  for (let i = 0; windows !== undefined && reason === undefined && i < windows.length; i++) {
+    reason = structuralChange({ before, window: windows[i] as ConfigWindow, ...(i === 0 ? fileChange : { changedFiles: [], removedFiles: [], hadFile: fileChange.hadFile }) });
+  }
   const controller = new AbortController();
   running.set(message.id, controller);
   queue = queue.then(() => run(message, change, reason, controller.signal)).finally(() => running.delete(message.id));
@@ -40,22 +45,10 @@ process.on('disconnect', () => process.exit(0));
 
 /** Applies the changes to the state; returns the render as it now stands. */
 function apply(message: CheckRequest): { config: string; aux: AuxiliaryFiles } {
-  if ('full' in message.config) {
-    config = message.config.full;
-    files.clear();
-  } else {
-    const { start, endBefore, text } = message.config.window;
-    config = config.slice(0, start) + text + config.slice(endBefore);
-  }
+  if ('full' in message.config) files.clear();
+  config = changed(config, message.config);
   for (const id of message.removed) files.delete(id);
-  for (const [id, change] of Object.entries(message.files)) {
-    if ('full' in change) {
-      files.set(id, change.full);
-    } else {
-      const before = files.get(id) ?? '';
-      files.set(id, before.slice(0, change.window.start) + change.window.text + before.slice(change.window.endBefore));
-    }
-  }
+  for (const [id, change] of Object.entries(message.files)) files.set(id, changed(files.get(id) ?? '', change));
   const aux: Record<string, Record<string, string>> = { maps: {}, files: {}, certificates: {} };
   for (const [id, text] of files) {
     const cut = id.indexOf('/');
@@ -63,6 +56,19 @@ function apply(message: CheckRequest): { config: string; aux: AuxiliaryFiles } {
     if (kind !== undefined) kind[id.slice(cut + 1)] = text;
   }
   return { config, aux: aux as unknown as AuxiliaryFiles };
+}
+
+/** `before` with `change` applied. */
+function changed(before: string, change: TextChange): string {
+  if ('full' in change) return change.full;
+  const windows = 'window' in change ? [change.window] : change.windows;
+  let text = '';
+  let at = 0;
+  for (const window of windows) {
+    text += before.slice(at, window.start) + window.text;
+    at = window.endBefore;
+  }
+  return text + before.slice(at);
 }
 
 async function run(message: CheckRequest, render: { config: string; aux: AuxiliaryFiles }, reason: string | undefined, signal: AbortSignal): Promise<void> {

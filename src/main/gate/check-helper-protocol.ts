@@ -8,15 +8,18 @@ import type { ConfigWindow, FileId } from './structure-change.js';
 export interface CheckRequest {
   readonly type: 'check';
   readonly id: number;
-  /** The whole config (the first check of a process), or its changed window. */
-  readonly config: { readonly full: string } | { readonly window: ConfigWindow };
-  /** Changed and new files by `<kind>/<name>`: a new file whole, a changed one as its changed window. */
-  readonly files: Readonly<Record<FileId, { readonly full: string } | { readonly window: ConfigWindow }>>;
+  /** The whole config (the first check of a process), or its changed window, or (from a patch) its changed windows. */
+  readonly config: TextChange;
+  /** Changed and new files by `<kind>/<name>`: a new file whole, a changed one as its changed window(s). */
+  readonly files: Readonly<Record<FileId, TextChange>>;
   readonly removed: readonly FileId[];
   readonly directories: OutputPaths;
   readonly binary?: string;
   readonly runtimeFiles?: readonly string[];
 }
+
+/** A text whole, or the previous text with one window changed, or with several (sorted and apart, offsets into the previous text). */
+export type TextChange = { readonly full: string } | { readonly window: ConfigWindow } | { readonly windows: readonly ConfigWindow[] };
 
 export interface AbortRequest {
   readonly type: 'abort';

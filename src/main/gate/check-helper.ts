@@ -2,7 +2,7 @@
 // (check-helper-process.ts, forked on the first check and again after it exits). The controller's
 // big process never forks HAProxy itself, and for each render it sends only what changed since
 // the render it sent before: the config's changed window (found by native comparisons of large
-// slices, changedWindow, or from the render's patch when it patches the render sent before) and
+// slices, changedWindow, or, when the render patches the render sent before, its edits as windows) and
 // the changed part of each changed file (textWindow). The helper writes the private copy, runs the check
 // when the structure changed, and answers. While no check is pending the helper does not keep
 // the controller's event loop alive.
@@ -11,6 +11,7 @@ import { changedWindow } from '../deploy/config-index.js';
 import { textWindow } from './text-window.js';
 import type { AuxiliaryFiles, RenderPatch, TextEdit } from '../../worker/protocol.js';
 import type { CheckReply, CheckRequest } from './check-helper-protocol.js';
+import type { ConfigWindow } from './structure-change.js';
 import type { HaproxyRenderCheckerOptions, HaproxyVerdict, RenderChecker } from './render-checker.js';
 
 export interface CheckHelperOptions extends Pick<HaproxyRenderCheckerOptions, 'directories' | 'binary'> {
@@ -115,7 +116,7 @@ export class CheckHelper {
       const before = sent?.files.get(id);
       if (before !== undefined && edits !== undefined) {
         // Patched: the edits say what changed, without reading (and flattening) the new text.
-        if (edits.length > 0) files[id] = { window: windowOfEdits(before, edits) };
+        if (edits.length > 0) files[id] = { windows: windowsOfEdits(edits) };
       } else if (before === text) {
         return;
       } else if (before === undefined) {
@@ -140,7 +141,7 @@ export class CheckHelper {
     if (sent === undefined) {
       change = { full: config };
     } else if (patch !== undefined) {
-      change = { window: windowOfEdits(sent.config, patch.edits['config'] ?? []) };
+      change = { windows: windowsOfEdits(patch.edits['config'] ?? []) };
     } else {
       const window = changedWindow(sent.config, config);
       change = { window: { start: window.start, endBefore: window.endA, text: config.slice(window.start, window.endB) } };
@@ -207,18 +208,10 @@ export class CheckHelper {
 }
 
 /**
- * The window of `before` that sorted, apart `edits` change, and its new text, built from the edits
- * and `before` alone: the new text (often edits joined onto the old one) is never read, so it need
- * not be flattened here.
+ * The edits as windows of the text before them, in order: nothing of that text or of the new one
+ * is read (a patch's new text is often edits joined onto the old one, and two far-apart edits of a
+ * chained patch would otherwise make one window of everything between them).
  */
-function windowOfEdits(before: string, edits: readonly TextEdit[]): { readonly start: number; readonly endBefore: number; readonly text: string } {
-  const start = edits[0]?.at ?? 0;
-  let at = start;
-  let text = '';
-  for (const edit of edits) {
-    if (edit.at > at) text += before.slice(at, edit.at);
-    text += edit.text;
-    at = edit.at + edit.remove;
-  }
-  return { start, endBefore: at, text };
+function windowsOfEdits(edits: readonly TextEdit[]): ConfigWindow[] {
+  return [...edits].sort((a, b) => a.at - b.at).map((edit) => ({ start: edit.at, endBefore: edit.at + edit.remove, text: edit.text }));
 }

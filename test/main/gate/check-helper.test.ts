@@ -100,6 +100,38 @@ describe.runIf(realHaproxy)('CheckHelper (haproxy -c in a helper process)', () =
     }
   });
 
+  it('judges a patch with edits far apart by each edited window alone: runtime-only edits pass unchecked, a broken one is refused', async () => {
+    const render = await renders();
+    const helper = new CheckHelper({ directories: DIRECTORIES });
+    /** Each line holding `from` (first occurrence) with `from` replaced, as whole-line edits of `before`. */
+    const lineEdits = (before: string, changes: [string, string][]): TextEdit[] =>
+      changes
+        .map(([from, to]) => {
+          const start = before.lastIndexOf('\n', before.indexOf(from)) + 1;
+          const end = before.indexOf('\n', start) + 1;
+          return { at: start, remove: end - start, text: before.slice(start, end).replace(from, to) };
+        })
+        .sort((a, b) => a.at - b.at);
+    const apply = (before: string, edits: TextEdit[]): string => edits.reduceRight((text, e) => text.slice(0, e.at) + e.text + text.slice(e.at + e.remove), before);
+    try {
+      const first = { renderId: 'r1', ...render(['10.0.0.1', '10.0.0.2']) };
+      expect(await helper.check(first, signal())).toMatchObject({ ok: true });
+      // The first server line and the last line of the config: far apart, two windows.
+      const lastLine = first.haproxyConfig.trimEnd().split('\n').at(-1) as string;
+      const runtime = lineEdits(first.haproxyConfig, [['10.0.0.1', '10.0.0.7'], ['10.0.0.2', '10.0.0.8']]);
+      const moved = { ...first, renderId: 'r2', haproxyConfig: apply(first.haproxyConfig, runtime), patch: { from: 'r1', edits: { config: runtime } } };
+      expect(await helper.check(moved, signal())).toMatchObject({ ok: true });
+      expect(helper.stats.skipped).toBe(1);
+      const broken = lineEdits(moved.haproxyConfig, [['10.0.0.7', '10.0.0.5'], [lastLine, `${lastLine}\n  no-such-keyword 1`]]);
+      const refused = { ...first, renderId: 'r3', haproxyConfig: apply(moved.haproxyConfig, broken), patch: { from: 'r2', edits: { config: broken } } };
+      expect(broken).toHaveLength(2);
+      expect(await helper.check(refused, signal())).toMatchObject({ ok: false, refused: true });
+      expect(helper.stats).toEqual({ checks: 3, skipped: 1, started: 1 });
+    } finally {
+      helper.close();
+    }
+  });
+
   it('starts a new helper after one exits, and sends it the whole render', async () => {
     const render = await renders();
     const helper = new CheckHelper({ directories: DIRECTORIES });
