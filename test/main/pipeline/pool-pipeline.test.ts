@@ -167,29 +167,8 @@ describe('PoolPipeline', () => {
     expect(fromPool.haproxyConfig).toBe(fromInline.haproxyConfig);
     expect(fromPool.auxiliaryFiles).toEqual(fromInline.auxiliaryFiles);
     expect(fromPool.checksum).toBe(fromInline.checksum);
-    expect(fromPool.servedIngresses).toEqual(fromInline.servedIngresses);
     return [fromPool, fromInline];
   }
-
-  it('receives the served Ingresses only when they differ from those of the output it holds, and hands back the complete list', async () => {
-    const stores = new StoreProvider(set.stores);
-    const cluster = new SyntheticCluster({ ingresses: 30, seed: 11 });
-    cluster.populate(stores);
-    let last = await pool.execute(never, stores, 'reconcile');
-    const reusedBefore = pool.stats.servedReused;
-    // An endpoint change and a path change keep the served set; a new Ingress changes it.
-    stores.store('endpointslices').upsert(cluster.endpointSlice(2, 100));
-    [last] = await sameFromPoolAndInline(stores, last);
-    stores.store('ingresses').upsert(cluster.ingress(4, 200));
-    [last] = await sameFromPoolAndInline(stores, last);
-    expect(pool.stats.servedReused - reusedBefore).toBe(2);
-    const extra = { ...cluster.ingress(5, 1), metadata: { ...cluster.ingress(5, 1).metadata, name: 'extra-app', uid: 'extra-uid' } };
-    stores.store('ingresses').upsert(extra);
-    const [grown, inline] = await sameFromPoolAndInline(stores, last);
-    expect(pool.stats.servedReused - reusedBefore).toBe(2);
-    expect(grown.servedIngresses).toContain(`${extra.metadata.namespace}/extra-app`);
-    expect(inline.servedIngresses?.length).toBe((last.servedIngresses?.length ?? 0) + 1);
-  });
 
   it('receives an endpoint-only render as edits of the output it holds, and hands back the complete output with its patch', async () => {
     const stores = new StoreProvider(set.stores);
