@@ -7,6 +7,7 @@
 // run again for one key outside a render (MemoCache.rerender).
 import type Handlebars from 'handlebars';
 import { MEMO_ID } from './memo-check.js';
+import { PIECE_MARK } from './output-pieces.js';
 import type { RenderScope } from './template-engine.js';
 
 interface MemoOptions {
@@ -28,6 +29,16 @@ interface MemoOptions {
 function flatten(text: string): string {
   void Number(text);
   return text;
+}
+
+/**
+ * A top-level memo block's text, as the caller rendering the config as pieces wants it: a
+ * placeholder in the output, the text set aside (output-pieces.ts). Any other block's, as it is.
+ */
+function placed(scope: RenderScope, id: string, text: string): string {
+  if (scope.pieces === undefined || (scope.memoDepth ?? 0) > 0 || scope.pieceIds?.has(id) !== true) return text;
+  scope.pieces.push(text);
+  return PIECE_MARK;
 }
 
 /** Runs a memo block's body for `key`, with store reads, emit and warn refused inside it; `nested` tells whether it ran a memo block. */
@@ -78,7 +89,7 @@ export function registerMemoHelper(hb: typeof Handlebars, scopeOf: (options: Mem
     if ((scope.memoDepth ?? 0) > 0) scope.memoNested = true;
     const lists = scope.memo?.texts(`${id}[]`);
     const whole = lists?.get(key);
-    if (whole !== undefined) return whole;
+    if (whole !== undefined) return placed(scope, id, whole);
     const texts = scope.memo?.texts(id);
     const data = { scope, root: { values: scope.values, paths: scope.paths } };
     const element = (value: unknown): string => {
@@ -93,7 +104,7 @@ export function registerMemoHelper(hb: typeof Handlebars, scopeOf: (options: Mem
     };
     const text = scope.memo === undefined ? key.map(element).join('') : scope.memo.keyedText(id, key, element, texts);
     lists?.set(key, text);
-    return text;
+    return placed(scope, id, text);
   });
   hb.registerHelper('memo', function (...args: unknown[]) {
     const { options, key, id } = memoCall('memo', args);
@@ -104,10 +115,10 @@ export function registerMemoHelper(hb: typeof Handlebars, scopeOf: (options: Mem
     if ((scope.memoDepth ?? 0) > 0) scope.memoNested = true;
     const texts = key !== null && typeof key === 'object' ? scope.memo?.texts(id) : undefined;
     const cached = texts?.get(key as object);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined) return placed(scope, id, cached);
     // A fresh data frame: @index and friends of enclosing blocks are not visible inside.
     const { text, nested } = run(block, key, { scope, root: { values: scope.values, paths: scope.paths } });
     if (texts !== undefined) texts.set(key as object, nested ? text : flatten(text));
-    return text;
+    return placed(scope, id, text);
   });
 }

@@ -10,9 +10,10 @@ import { join } from 'node:path/posix';
 import { modelOptions, type RoutingModel } from '../routing/model.js';
 import { RoutingBuilder } from '../routing/routing-builder.js';
 import type { ModelSource } from '../routing/model-source.js';
-import { checkMemoBlocks } from './memo-check.js';
+import { checkMemoBlocks, MEMO_ID } from './memo-check.js';
 import { MemoCache } from './memo-cache.js';
 import { registerMemoHelper } from './memo-helper.js';
+import { OutputPieces, piecePlaces } from './output-pieces.js';
 import { httpResourceContent } from './http-resource-helper.js';
 import type { AuxiliaryFiles, KubeObject, OutputPaths, RenderBaseline, TemplateSetSource } from '../protocol.js';
 import type { Warn } from '../routing/findings.js';
@@ -32,6 +33,9 @@ interface CompiledSet {
   readonly builder: RoutingBuilder;
   /** Text of each memo block by key object, and the blocks themselves. */
   readonly memo: MemoCache;
+  /** The config's memo blocks that are rendered as pieces, and the last assembly of them (output-pieces.ts). */
+  readonly pieceIds: ReadonlySet<string>;
+  readonly pieces: OutputPieces;
 }
 
 /** Per-render state that helpers read through `@scope`. */
@@ -50,6 +54,9 @@ export interface RenderScope {
   memoDepth?: number;
   /** Set by the memo helper: whether the memo block being rendered holds another memo block. */
   memoNested?: boolean;
+  /** Set by the engine while the config renders as pieces: the memo blocks placed as pieces, and their texts in order. */
+  pieceIds?: ReadonlySet<string>;
+  pieces?: string[];
   /** Set by the engine: the stores templates read themselves (`list`, `fetch`, `getSingle`), not through the model. */
   templateReads?: Set<string>;
 }
@@ -111,9 +118,11 @@ export class TemplateEngine {
     };
     const snippetAsts = new Map<string, hbs.AST.Program>();
     for (const name of Object.keys(set.snippets).sort()) snippetAsts.set(name, parse(`templateSnippets/${name}`, set.snippets[name] as string));
+    let pieceIds: ReadonlySet<string> = new Set();
     const compile = (name: string, ast: hbs.AST.Program): Template => {
       try {
         checkMemoBlocks(ast, name, snippetAsts);
+        if (name === 'haproxyConfig') pieceIds = piecePlaces(ast, MEMO_ID);
         return this.#hb.compile(ast, { noEscape: true, strict: false, knownHelpersOnly: false });
       } catch (error) {
         throw error instanceof TemplateError ? error : new TemplateError(name, (error as Error).message);
@@ -134,6 +143,8 @@ export class TemplateEngine {
       certificates: entries('sslCertificates', set.sslCertificates),
       builder: new RoutingBuilder(modelOptions(set.values), set.values),
       memo: new MemoCache(),
+      pieceIds,
+      pieces: new OutputPieces(),
     };
     this.#compiled.set(set.hash, compiled);
     while (this.#compiled.size > MAX_CACHED_SETS) this.#compiled.delete(this.#compiled.keys().next().value as string);
@@ -182,9 +193,9 @@ export class TemplateEngine {
         return scope.routing;
       },
     };
-    const run = (name: string, template: Template): string => {
+    const run = (name: string, template: Template, data: RenderScope = scope): string => {
       try {
-        return template(context, { data: { scope }, partials: compiled.snippets, allowProtoPropertiesByDefault: false, allowProtoMethodsByDefault: false });
+        return template(context, { data: { scope: data }, partials: compiled.snippets, allowProtoPropertiesByDefault: false, allowProtoMethodsByDefault: false });
       } catch (error) {
         throw new TemplateError(name, (error as Error).message);
       }
@@ -202,7 +213,7 @@ export class TemplateEngine {
     const maps = staticFiles('maps', compiled.maps);
     const files = staticFiles('files', compiled.files);
     const certificates = staticFiles('sslCertificates', compiled.certificates);
-    const haproxyConfig = run('haproxyConfig', compiled.haproxyConfig);
+    const haproxyConfig = configAsPieces(compiled, scope, (data) => run('haproxyConfig', compiled.haproxyConfig, data));
     const merge = (kind: 'maps' | 'files' | 'certificates', target: Record<string, string>): Record<string, string> => {
       for (const [name, text] of Object.entries(scope.emitted[kind])) {
         if (name in target) throw new TemplateError(`${kind}/${name}`, 'emitted file clashes with a template of the same name');
@@ -212,6 +223,29 @@ export class TemplateEngine {
     };
     return { haproxyConfig, auxiliaryFiles: { maps: merge('maps', maps), files: merge('files', files), certificates: merge('certificates', certificates) } };
   }
+}
+
+/**
+ * The config rendered as pieces (output-pieces.ts): the last render's very string when it is the
+ * same text. A frame that holds a placeholder character of its own (object text read by the
+ * templates directly) cannot be assembled: the config is then rendered again whole, in a scope
+ * that drops what the first run already reported (warnings, emitted files: the same again).
+ */
+function configAsPieces(compiled: CompiledSet, scope: RenderScope, render: (scope: RenderScope) => string): string {
+  if (compiled.pieceIds.size === 0) return render(scope);
+  const pieces: string[] = [];
+  scope.pieceIds = compiled.pieceIds;
+  scope.pieces = pieces;
+  let frame: string;
+  try {
+    frame = render(scope);
+  } finally {
+    scope.pieceIds = undefined;
+    scope.pieces = undefined;
+  }
+  const assembled = compiled.pieces.assemble(frame, pieces);
+  if (assembled !== undefined) return assembled;
+  return render({ ...scope, warn: () => undefined, emitted: { maps: {}, files: {}, certificates: {} } });
 }
 
 interface HelperOptions {
