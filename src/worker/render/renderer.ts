@@ -140,6 +140,12 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
 
   const { validator } = state;
   const structure = validator.validateStructure(output.haproxyConfig, output.auxiliaryFiles, paths);
+  // An unchanged config goes on as the string the validator kept: one copy, compared by identity from here on.
+  const kept = validator.keptText(output.haproxyConfig);
+  if (kept !== undefined) {
+    output = { ...output, haproxyConfig: kept };
+    origins = withSections({ objects: origins.objects, names: origins.names }, kept);
+  }
   warnings.push(...structure.warnings);
   if (structure.errors.length > 0) return failure('validation', structure.errors, warnings, rejections);
   const auxiliary = validator.checkAuxiliaryFiles(output.auxiliaryFiles, output.haproxyConfig, paths);

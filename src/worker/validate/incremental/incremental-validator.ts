@@ -55,6 +55,10 @@ export class IncrementalValidator {
   #generation = 0;
   /** The latest configuration (undefined once released) and its chunks, reused when the next call passes the same text. */
   #layout: { readonly config: string | undefined; readonly chunks: readonly PlacedChunk[] } | null = null;
+  /** The string the latest validateStructure() was given, when it was the same text as the layout's own, and that string (see keptText). */
+  #alias: { readonly given: string; readonly kept: string } | undefined;
+  /** The layout's own string when the latest #layoutOf() found the text it was given the same. */
+  #reused: string | undefined;
   #processed = 0;
   /** The structure replay of the latest layout, with the names of the files it saw (see structureFinish). */
   #replayed: { readonly chunks: readonly PlacedChunk[]; readonly names: readonly (readonly string[])[]; readonly replayed: Replayed } | undefined;
@@ -105,10 +109,25 @@ export class IncrementalValidator {
    */
   releaseText(): void {
     if (this.#layout !== null) this.#layout = { config: undefined, chunks: this.#layout.chunks };
+    this.#alias = undefined;
   }
 
-  validateStructure(config: string, aux: AuxiliaryFiles, paths: OutputPaths): ValidationReport {
-    if (typeof config !== 'string') return validateStructure(config, aux, paths);
+  /**
+   * When the latest validateStructure() was given `config` and found it the same text as the
+   * configuration before, that earlier string, which this validator holds anyway (its chunks are
+   * slices of it); otherwise undefined. A caller that goes on with the earlier string lets the
+   * new copy go, and the comparisons after this one with the earlier text are by identity. Asked
+   * once per render: it forgets the string it was given.
+   */
+  keptText(config: string): string | undefined {
+    const alias = this.#alias;
+    this.#alias = undefined;
+    return alias !== undefined && alias.given === config ? alias.kept : undefined;
+  }
+
+  validateStructure(given: string, aux: AuxiliaryFiles, paths: OutputPaths): ValidationReport {
+    if (typeof given !== 'string') return validateStructure(given, aux, paths);
+    let config = given;
     this.#processed = 0;
     if (aux !== null && typeof aux === 'object' && aux.maps !== null && typeof aux.maps === 'object') this.#maps.observe(aux.maps);
     this.#mapEntries.begin();
@@ -118,7 +137,12 @@ export class IncrementalValidator {
       let chunks: readonly PlacedChunk[] | undefined;
       try {
         chunks = this.#layoutOf(config);
+        // The same text as the latest: the rest of this call reads the string kept for it.
+        const reused = this.#reused;
+        this.#alias = reused === undefined ? undefined : { given, kept: reused };
+        if (reused !== undefined) config = reused;
       } catch {
+        this.#alias = undefined;
         // Reported by the phase below, which cuts the text again.
         chunks = undefined;
       }
@@ -219,13 +243,14 @@ export class IncrementalValidator {
   #layoutOf(config: string): readonly PlacedChunk[] {
     const layout = this.#layout;
     if (layout !== null && layout.config === config) {
-      // The same text as another string: this one is kept, so that the calls after this one for
-      // the same render (the line cap, the auxiliary phase) find it by identity instead of
-      // comparing the whole text again. The chunks' texts still slice the string they were cut
-      // from; the render's output holds this one anyway.
-      this.#layout = { config, chunks: layout.chunks };
+      // The same text, maybe as another string: the layout keeps the string it had, whose
+      // slices the chunks' texts are, and keptText() hands it to the caller, so that the calls
+      // after this one for the same render (the line cap, the auxiliary phase, the checksum)
+      // find it by identity instead of comparing the whole text again, and the new copy dies.
+      this.#reused = layout.config;
       return layout.chunks;
     }
+    this.#reused = undefined;
     const previous = layout?.chunks ?? [];
     const index = this.#index;
     const generation = ++this.#generation;
