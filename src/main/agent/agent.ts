@@ -25,6 +25,7 @@ import { FILE_KINDS, recordPath, type AgentState, type ApplyAnswer, type ApplyEr
 import { AgentStore, sha256, type HeldRender } from './agent-store.js';
 import { above, NO_FENCE, type Fence } from './fence-file.js';
 import { LineDeltas } from './line-deltas.js';
+import { SourceHash } from './source-hash.js';
 import { renderRewrite, type RenderRewrite } from './render-rewrite.js';
 import type { TextEdit } from '../../worker/protocol.js';
 import { messageOf } from '../core/errors.js';
@@ -78,6 +79,8 @@ export class Agent {
   readonly #rewrittenWith = new WeakMap<HeldRender, { readonly key: string; deltas: LineDeltas | undefined }>();
   /** Of a render patched line by line, the edit of its config from the render before: its write patches the file. */
   readonly #configEdits = new WeakMap<HeldRender, TextEdit>();
+  /** Checks a patched config against its digest hashing from the patch on (see source-hash.ts). */
+  readonly #sourceHash = new SourceHash();
 
   constructor(options: AgentOptions) {
     this.dir = options.dir;
@@ -292,7 +295,7 @@ export class Agent {
     if (patch !== undefined) {
       if (start === undefined || patch.end > source.length) return undefined;
       source = source.slice(0, patch.start) + patch.text + source.slice(patch.end);
-      if (sha256(source) !== patch.digest) return undefined;
+      if (this.#sourceHash.digest(source, held, patch.start) !== patch.digest) return undefined;
       // The held config is patched line by line only when this process rewrote it with these paths (not one read back at a restart).
       const rewritten = this.#rewrittenWith.get(start);
       if (rewritten?.key === key) rewritten.deltas ??= LineDeltas.between(held, config);
@@ -308,7 +311,7 @@ export class Agent {
     } else if (request.config !== undefined) {
       source = request.config;
       config = rewrite.config(source);
-      digests['haproxy.cfg'] = sha256(source);
+      digests['haproxy.cfg'] = this.#sourceHash.digest(source);
     }
     const merged: HeldRender = { checksum: request.checksum, source, config, files, digests };
     // A config of its own: its deltas are found on its first patch; none: the start's config, and its deltas, are kept.
