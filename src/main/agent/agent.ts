@@ -24,7 +24,10 @@ import { OutputDirectory, outputPathsIn, type WriteHint } from '../output/output
 import { FILE_KINDS, recordPath, type AgentState, type ApplyAnswer, type ApplyErrorCode, type ApplyRequest, type FileKind } from './agent-protocol.js';
 import { AgentStore, sha256, type HeldRender } from './agent-store.js';
 import { above, NO_FENCE, type Fence } from './fence-file.js';
+import { LineDeltas } from './line-deltas.js';
+import { SourceHash } from './source-hash.js';
 import { renderRewrite, type RenderRewrite } from './render-rewrite.js';
+import type { TextEdit } from '../../worker/protocol.js';
 import { messageOf } from '../core/errors.js';
 
 export interface AgentOptions {
@@ -69,8 +72,15 @@ export class Agent {
   readonly #held = new WeakMap<DeployableRender, { readonly render: HeldRender; readonly hint: WriteHint }>();
   /** The rewrite for the last leader paths seen (a leader keeps its paths: built once, not per apply). */
   #rewrite: { readonly key: string; readonly rewrite: RenderRewrite } | undefined;
-  /** The renders whose config this process rewrote, and with which leader paths: only those are patched line by line. */
-  readonly #rewrittenWith = new WeakMap<HeldRender, string>();
+  /**
+   * The renders whose config this process rewrote, with which leader paths, and where its lines
+   * differ in length from the source (found on the first patch): only those are patched line by line.
+   */
+  readonly #rewrittenWith = new WeakMap<HeldRender, { readonly key: string; deltas: LineDeltas | undefined }>();
+  /** Of a render patched line by line, the edit of its config from the render before: its write patches the file. */
+  readonly #configEdits = new WeakMap<HeldRender, TextEdit>();
+  /** Checks a patched config against its digest hashing from the patch on (see source-hash.ts). */
+  readonly #sourceHash = new SourceHash();
 
   constructor(options: AgentOptions) {
     this.dir = options.dir;
@@ -187,7 +197,7 @@ export class Agent {
     this.#fence = fence;
     if (filesChanged || candidate.checksum !== previous?.checksum) {
       const render = deployable(candidate);
-      this.#held.set(render, { render: candidate, hint: writeHintOf(request, previous) });
+      this.#held.set(render, { render: candidate, hint: writeHintOf(request, previous, this.#configEdits.get(candidate)) });
       this.#files.queue(render);
     }
     // Logged once the answer is out (the server writes it in this turn of the event loop), not in front of it.
@@ -285,17 +295,27 @@ export class Agent {
     if (patch !== undefined) {
       if (start === undefined || patch.end > source.length) return undefined;
       source = source.slice(0, patch.start) + patch.text + source.slice(patch.end);
-      if (sha256(source) !== patch.digest) return undefined;
+      if (this.#sourceHash.digest(source, held, patch.start) !== patch.digest) return undefined;
       // The held config is patched line by line only when this process rewrote it with these paths (not one read back at a restart).
-      config = this.#rewrittenWith.get(start) === key ? rewrite.configPatched(held, config, source, patch) : rewrite.config(source);
+      const rewritten = this.#rewrittenWith.get(start);
+      if (rewritten?.key === key) rewritten.deltas ??= LineDeltas.between(held, config);
+      const patched = rewritten?.key === key && rewritten.deltas !== undefined ? rewrite.patchConfig(held, { config, deltas: rewritten.deltas }, source, patch) : undefined;
+      config = patched?.config ?? rewrite.config(source);
       digests['haproxy.cfg'] = patch.digest;
+      if (patched !== undefined) {
+        const merged: HeldRender = { checksum: request.checksum, source, config, files, digests };
+        this.#rewrittenWith.set(merged, { key, deltas: patched.deltas });
+        if (patched.edit !== undefined) this.#configEdits.set(merged, patched.edit);
+        return merged;
+      }
     } else if (request.config !== undefined) {
       source = request.config;
       config = rewrite.config(source);
-      digests['haproxy.cfg'] = sha256(source);
+      digests['haproxy.cfg'] = this.#sourceHash.digest(source);
     }
     const merged: HeldRender = { checksum: request.checksum, source, config, files, digests };
-    const rewrittenWith = patch !== undefined || request.config !== undefined ? key : start === undefined ? undefined : this.#rewrittenWith.get(start);
+    // A config of its own: its deltas are found on its first patch; none: the start's config, and its deltas, are kept.
+    const rewrittenWith = patch !== undefined || request.config !== undefined ? { key, deltas: undefined } : start === undefined ? undefined : this.#rewrittenWith.get(start);
     if (rewrittenWith !== undefined) this.#rewrittenWith.set(merged, rewrittenWith);
     return merged;
   }
@@ -310,12 +330,13 @@ export class Agent {
  * leaves the rest unhashed. It ignores the hint unless `previous` is the last render it wrote (a
  * render FileSync skipped breaks the chain: everything is compared again).
  */
-function writeHintOf(request: ApplyRequest, previous: HeldRender | undefined): WriteHint {
+function writeHintOf(request: ApplyRequest, previous: HeldRender | undefined, configEdit: TextEdit | undefined): WriteHint {
   if (request.full || previous === undefined) return { id: request.checksum };
   const files: string[] = request.config !== undefined || request.configPatch !== undefined ? ['config'] : [];
   for (const kind of FILE_KINDS) for (const name of Object.keys(request.files[kind])) files.push(`${kind}/${name}`);
   for (const kind of ['maps', 'files'] as const) for (const name of Object.keys(request.filePatches[kind])) files.push(`${kind}/${name}`);
-  return { id: request.checksum, changed: { from: previous.checksum, files } };
+  // The config's edit lets the output directory patch the file it wrote instead of writing it whole; the other files have none.
+  return { id: request.checksum, changed: { from: previous.checksum, files, ...(configEdit === undefined ? {} : { edits: { config: [configEdit] } }) } };
 }
 
 function auxiliary(render: HeldRender): DeployableRender['auxiliaryFiles'] {

@@ -6,7 +6,23 @@
 import { join } from 'node:path';
 import { prefixRewriter } from '../gate/render-checker.js';
 import type { RuntimeOp } from '../deploy/runtime-ops.js';
+import type { TextEdit } from '../../worker/protocol.js';
 import type { FileKind, LeaderPaths } from './agent-protocol.js';
+import { LineDeltas } from './line-deltas.js';
+
+/** A config patch's place in the source and its text. */
+export interface ConfigPatchText {
+  readonly start: number;
+  readonly end: number;
+  readonly text: string;
+}
+
+/** A rewritten config with where its lines differ in length from the source; `edit`: how it came from the one before. */
+export interface RewrittenConfig {
+  readonly config: string;
+  readonly deltas: LineDeltas;
+  readonly edit?: TextEdit;
+}
 
 export interface RenderRewrite {
   /** The config as the agent's HAProxy loads it. */
@@ -16,7 +32,13 @@ export interface RenderRewrite {
    * `rewritten` is `config(source)`: only the lines the patch touches are rewritten, the others
    * are taken from `rewritten` (an endpoint change costs a few lines, not the whole config).
    */
-  configPatched(source: string, rewritten: string, patched: string, patch: { readonly start: number; readonly end: number; readonly text: string }): string;
+  configPatched(source: string, rewritten: string, patched: string, patch: ConfigPatchText): string;
+  /**
+   * `configPatched` for a held config whose LineDeltas are known: costs the lines the patch
+   * touches, not the config, and says what changed in the rewritten config (`edit`, for a patched
+   * write). Undefined when the lines do not line up (rewrite the whole config instead).
+   */
+  patchConfig(source: string, held: RewrittenConfig, patched: string, patch: ConfigPatchText): RewrittenConfig | undefined;
   /** An auxiliary file as written under the agent's `--dir`. */
   file(kind: FileKind, text: string): string;
   /** A runtime operation with the agent's map paths. */
@@ -41,46 +63,36 @@ export function renderRewrite(leader: LeaderPaths, dir: string, bindAddress?: st
   const lineLocal = ![leader.mapsDir, leader.filesDir, leader.certsDir, leader.runDir, dir, bindAddress ?? ''].some((text) => text.includes('\n'));
   return {
     config,
-    configPatched: (source, rewritten, patched, patch) => (lineLocal ? patchLines(source, rewritten, patched, patch, config) ?? config(patched) : config(patched)),
+    configPatched: (source, rewritten, patched, patch) => {
+      const deltas = lineLocal ? LineDeltas.between(source, rewritten) : undefined;
+      return (deltas === undefined ? undefined : patchLines(source, { config: rewritten, deltas }, patched, patch, config))?.config ?? config(patched);
+    },
+    patchConfig: (source, held, patched, patch) => (lineLocal ? patchLines(source, held, patched, patch, config) : undefined),
     file: (kind, text) => (kind === 'files' ? paths(text) : text),
     op: (op) => ('file' in op ? { ...op, file: dirs(op.file) } : op),
   };
 }
 
 /**
- * The lines of `patched` around the patch, rewritten, between the lines of `rewritten` before and
- * after them (found by counting line breaks: `rewritten` has the lines of `source`); undefined
- * when `rewritten` does not have as many lines as `source` (then the whole config is rewritten).
+ * `config(patched)` from `held` (`config(source)` and its LineDeltas): the lines of `patched`
+ * around the patch, rewritten, between the lines of `held.config` before and after them, found
+ * from the deltas (no line break of the whole config is counted). Undefined when `held` does not
+ * line up with `source` (then the whole config is rewritten).
  */
-function patchLines(source: string, rewritten: string, patched: string, patch: { readonly start: number; readonly end: number; readonly text: string }, rewrite: (text: string) => string): string | undefined {
+function patchLines(source: string, held: RewrittenConfig, patched: string, patch: ConfigPatchText, rewrite: (text: string) => string): RewrittenConfig | undefined {
   // Whole lines: from the start of the line holding `start` to the end of the line holding `end`.
   const from = patch.start === 0 ? 0 : source.lastIndexOf('\n', patch.start - 1) + 1;
   const breakAfter = source.indexOf('\n', patch.end);
   const to = breakAfter < 0 ? source.length : breakAfter;
-  const before = countBreaks(source, 0, from);
-  const after = countBreaks(source, to, source.length);
-  // In `rewritten`: past the `before`-th line break, and the `after`-th line break from the end.
-  let head = 0;
-  for (let i = 0; i < before; i++) {
-    const at = rewritten.indexOf('\n', head);
-    if (at < 0) return undefined;
-    head = at + 1;
-  }
-  let tail = rewritten.length;
-  for (let i = 0; i < after; i++) {
-    const at = tail === 0 ? -1 : rewritten.lastIndexOf('\n', tail - 1);
-    if (at < head) return undefined;
-    tail = at;
-  }
-  if (countBreaks(rewritten, head, tail) !== countBreaks(source, from, to)) return undefined;
+  const rewritten = held.config;
+  const head = held.deltas.rewrittenOffset(from);
+  const tail = held.deltas.rewrittenOffset(to);
+  if (head > tail || tail > rewritten.length || (head > 0 && rewritten[head - 1] !== '\n') || (tail < rewritten.length && rewritten[tail] !== '\n')) return undefined;
   const lines = patched.slice(from, to + patch.text.length - (patch.end - patch.start));
-  return rewritten.slice(0, head) + rewrite(lines) + rewritten.slice(tail);
-}
-
-function countBreaks(text: string, from: number, to: number): number {
-  let count = 0;
-  for (let at = text.indexOf('\n', from); at >= 0 && at < to; at = text.indexOf('\n', at + 1)) count++;
-  return count;
+  const text = rewrite(lines);
+  const deltas = held.deltas.replaced(from, to, lines, text);
+  if (deltas === undefined) return undefined;
+  return { config: rewritten.slice(0, head) + text + rewritten.slice(tail), deltas, edit: { at: head, remove: tail - head, text } };
 }
 
 /**
