@@ -1,30 +1,15 @@
 // The Gateway status report crosses from the rendering worker as a patch of the output the main
 // thread holds (status-patch.ts): after an endpoint change or one route changed, the pool still
 // hands back the report the inline pipeline gives, with the unchanged route entries kept.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InlinePipeline } from '../../../src/main/pipeline/inline-pipeline.js';
-import { PoolPipeline } from '../../../src/main/pipeline/pool/pool-pipeline.js';
-import { silentLogger } from '../../../src/main/core/logger.js';
+import { describe, expect, it } from 'vitest';
 import { StoreProvider } from '../../../src/main/stores/store-provider.js';
-import { loadTemplateSet } from '../../../src/main/template-set/template-set.js';
-import type { KubeObject, TemplateSetSource } from '../../../src/worker/protocol.js';
+import type { KubeObject } from '../../../src/worker/protocol.js';
 import { endpointSlice, service, storeNameFor } from '../../helpers/cluster.js';
 import { gateway, gatewayClass, httpRoute, ref } from '../../helpers/gateway-objects.js';
+import { poolAndInline } from '../../helpers/pool-and-inline.js';
 
 const never = new AbortController().signal;
-let set: TemplateSetSource;
-let pool: PoolPipeline;
-let inline: InlinePipeline;
-
-beforeAll(async () => {
-  set = await loadTemplateSet();
-  pool = await PoolPipeline.create({ templateSet: set, threads: 1, logger: silentLogger() });
-  inline = new InlinePipeline({ templateSet: set });
-});
-
-afterAll(async () => {
-  await pool?.destroy();
-});
+const pipelines = poolAndInline(1);
 
 function route(i: number, path: string): KubeObject {
   return httpRoute('apps', `r${i}`, { parentRefs: [{ name: 'gw', namespace: 'infra' }], hostnames: [`r${i}.example.com`], rules: [{ matches: [{ path: { type: 'PathPrefix', value: path } }], backendRefs: [ref(`s${i}`)] }] });
@@ -32,8 +17,8 @@ function route(i: number, path: string): KubeObject {
 
 describe('PoolPipeline with Gateway routes', () => {
   it('hands back the Gateway status the inline pipeline gives after endpoint and route changes, keeping unchanged route entries', async () => {
-    const stores = new StoreProvider(set.stores);
-    const upsert = (object: KubeObject): void => void stores.store(storeNameFor(object, set.stores)).upsert(object);
+    const stores = new StoreProvider(pipelines.set.stores);
+    const upsert = (object: KubeObject): void => void stores.store(storeNameFor(object, pipelines.set.stores)).upsert(object);
     upsert(gatewayClass());
     upsert(gateway('infra', 'gw', [{ name: 'http', port: 18090, allowedRoutes: { namespaces: { from: 'All' } } }]));
     for (let i = 0; i < 20; i++) {
@@ -41,7 +26,7 @@ describe('PoolPipeline with Gateway routes', () => {
       upsert(endpointSlice('apps', `s${i}`, [`10.0.0.${i + 1}`]));
       upsert(route(i, '/'));
     }
-    let last = await pool.execute(never, stores, 'reconcile');
+    let last = await pipelines.pool.execute(never, stores, 'reconcile');
     const changes: (() => void)[] = [
       () => upsert(endpointSlice('apps', 's3', ['10.0.1.1'])),
       () => upsert({ ...route(7, '/v2'), metadata: { ...route(7, '/v2').metadata, generation: 2 } }),
@@ -51,7 +36,7 @@ describe('PoolPipeline with Gateway routes', () => {
     for (const change of changes) {
       change();
       const baseline = { haproxyConfig: last.haproxyConfig, auxiliaryFiles: last.auxiliaryFiles };
-      const [fromPool, fromInline] = await Promise.all([pool.execute(never, stores, 'reconcile', { baseline }), inline.execute(never, stores, 'reconcile', { baseline })]);
+      const [fromPool, fromInline] = await Promise.all([pipelines.pool.execute(never, stores, 'reconcile', { baseline }), pipelines.inline.execute(never, stores, 'reconcile', { baseline })]);
       expect(fromPool.gatewayStatus).toEqual(fromInline.gatewayStatus);
       expect(fromPool.haproxyConfig).toBe(fromInline.haproxyConfig);
       const before = last.gatewayStatus?.httpRoutes ?? [];
