@@ -15,6 +15,7 @@ import { silentLogger } from '../../../src/main/core/logger.js';
 import type { TemplateSetSource } from '../../../src/worker/protocol.js';
 import { FaultSwitch } from '../../fixtures/workers/fault-switch.js';
 import { FakeClock } from '../../helpers/fake-clock.js';
+import { expectRecovery } from '../../helpers/pool-recovery.js';
 
 const never = new AbortController().signal;
 let set: TemplateSetSource;
@@ -313,7 +314,7 @@ describe('PoolPipeline failures', () => {
       expect((failure as PipelineError).message).toMatch(/timed out after 300 ms/);
       expect(failure).toMatchObject({ code: 'RENDER_TIMEOUT', terminal: false });
 
-      const ok = await expectRecovery(slowPool, stores, { fullSyncs: slowPool.stats.fullSyncs });
+      const ok = await expectRecovery(slowPool, inline, stores, { fullSyncs: slowPool.stats.fullSyncs });
       expect(ok.storeVersion).toBe(stores.version);
       expect(ok.haproxyConfig).toContain('backend ing_team-0_app-4_app-4_80');
     } finally {
@@ -335,7 +336,7 @@ describe('PoolPipeline failures', () => {
       expect(failure).toMatchObject({ phase: 'render', code: 'WORKER_FAILED', terminal: false });
       expect((failure as PipelineError).message).toMatch(/^render failed: worker failed: worker exited with code: 70/);
 
-      await expectRecovery(crashPool, stores, { fullSyncs });
+      await expectRecovery(crashPool, inline, stores, { fullSyncs });
     } finally {
       await crashPool.destroy();
     }
@@ -361,7 +362,7 @@ describe('PoolPipeline failures', () => {
       expect((failure as PipelineError).message).toMatch(/^render failed: worker failed: .*out of memory/);
 
       // This thread is still here: the worker's heap limit ended only the worker.
-      await expectRecovery(oomPool, stores, { fullSyncs });
+      await expectRecovery(oomPool, inline, stores, { fullSyncs });
     } finally {
       await oomPool.destroy();
     }
@@ -380,22 +381,4 @@ function syntheticStores(ingresses: number, seed: number): StoreProvider {
   const stores = new StoreProvider(set.stores);
   new SyntheticCluster({ ingresses, seed }).populate(stores);
   return stores;
-}
-
-/**
- * After one worker of a one-thread pool died mid-render: a change to the stores renders on its
- * replacement exactly as inline, through one full sync, and the dead worker counts as replaced.
- * (Syncing the change to the dead worker's handle ends only when its control port closes, which
- * retires it, so the count is settled once the execute returns.)
- */
-async function expectRecovery(pool: PoolPipeline, stores: StoreProvider, before: { readonly fullSyncs: number }): Promise<PipelineResult> {
-  stores.store('endpointslices').upsert(new SyntheticCluster({ ingresses: 1, seed: 1 }).endpointSlice(0, 99));
-  const recovered = await pool.execute(never, stores, 'reconcile');
-  const expected = await inline.execute(never, stores, 'reconcile');
-  expect(recovered.storeVersion).toBe(stores.version);
-  expect(recovered.haproxyConfig).toBe(expected.haproxyConfig);
-  expect(recovered.auxiliaryFiles).toEqual(expected.auxiliaryFiles);
-  expect(pool.stats.fullSyncs).toBe(before.fullSyncs + 1);
-  expect(pool.stats.workersReplaced).toBe(1);
-  return recovered;
 }
