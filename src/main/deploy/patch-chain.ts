@@ -3,6 +3,7 @@
 // check queue where a newer render replaced a waiting one) still gets a patch of what it holds,
 // instead of comparing or hashing whole texts. The cost follows the edits, not the files.
 import type { RenderPatch, TextEdit } from '../../worker/protocol.js';
+import { checkedEdits } from '../../worker/render/text-window.js';
 
 /**
  * `first` (from A to B) followed by `second` (from B to C) as one patch from A to C; undefined
@@ -100,13 +101,10 @@ function insertedText(a: readonly TextEdit[], inserted: readonly Span[], gi: num
   return at >= to ? text : undefined;
 }
 
-/** `edits` in offset order, or undefined when two overlap or one is malformed. */
+/**
+ * `edits` in offset order, or undefined when two overlap or one is malformed (checkedEdits, with
+ * no length to stay within); of two at one offset, an insertion goes first.
+ */
 function ordered(edits: readonly TextEdit[]): TextEdit[] | undefined {
-  const sorted = [...edits].sort((x, y) => x.at - y.at || x.remove - y.remove);
-  let end = 0;
-  for (const edit of sorted) {
-    if (!Number.isInteger(edit.at) || !Number.isInteger(edit.remove) || edit.at < end || edit.remove < 0) return undefined;
-    end = edit.at + edit.remove;
-  }
-  return sorted;
+  return checkedEdits([...edits].sort((x, y) => x.at - y.at || x.remove - y.remove), Number.POSITIVE_INFINITY);
 }

@@ -32,12 +32,12 @@ export class OutputReuse {
   #servedReused = 0;
   #originChanges = 0;
 
-  /** Files (the config included) workers left out of results because the pool held them already. */
   /** Results whose served Ingresses were the held output's. */
   get servedReused(): number {
     return this.#servedReused;
   }
 
+  /** Files (the config included) workers left out of results because the pool held them already. */
   get filesReused(): number {
     return this.#filesReused;
   }
