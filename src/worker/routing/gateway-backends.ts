@@ -1,6 +1,8 @@
 // The backends of one HTTPRoute: one per rule and backendRef (`gw_<ns>_<route>_<rule>_<ref>`),
 // each a Service port resolved through its EndpointSlices with server slots, as an Ingress
-// backend is, and carrying its rule's filters and request timeout. A reference that cannot be
+// backend is, and carrying its rule's filters and request timeout. References of the route to the
+// same Service port whose rules have the same backend filters and timeout share one backend, the
+// first one's: its section would be the same but for its name. A reference that cannot be
 // used (another kind than Service, another namespace without a ReferenceGrant, a missing
 // Service or port) sends its share of the rule's weight to the 500 backend, and sets the
 // route's ResolvedRefs condition.
@@ -93,6 +95,8 @@ export function routeBackends(
   const name = route.metadata.name;
   const owner = describe(route);
   const backends: Backend[] = [];
+  /** The backend already made for a Service port, filters and timeout, by sharedKey. */
+  const shared = new Map<string, string>();
   let resolved: GatewayCondition = { type: 'ResolvedRefs', status: 'True', reason: 'ResolvedRefs' };
   const fail = (reason: string, message: string): void => {
     reads.warn(`${owner}: ${message}; its share of the rule answers 500`);
@@ -109,6 +113,7 @@ export function routeBackends(
     }
     const gatewayFilters = filtersOf(filters, prefixes);
     const timeoutMs = timeoutOf(rule.timeouts);
+    const filterKey = gatewayFilters === undefined ? '' : JSON.stringify(gatewayFilters);
     const shares: { backend: string; weight: number }[] = [];
     for (const [b, ref] of (rule.backendRefs ?? []).entries()) {
       const weight = ref.weight ?? 1;
@@ -118,6 +123,7 @@ export function routeBackends(
       if ((ref.group ?? '') !== '' || (ref.kind ?? 'Service') !== 'Service') fail('InvalidKind', `${where} is a ${ref.group ?? ''}/${ref.kind ?? ''}, not a Service`);
       else if (ref.port === undefined) fail('UnsupportedValue', `${where} has no port`);
       else if (target !== ns && !grants(ns, target, ref.name)) fail('RefNotPermitted', `${where} is in another namespace and no ReferenceGrant there allows it`);
+      else if (shared.has(sharedKey(target, ref.name, ref.port, timeoutMs, filterKey))) backend = shared.get(sharedKey(target, ref.name, ref.port, timeoutMs, filterKey)) as string;
       else {
         const backendName = `gw_${ns}_${name}_${r}_${b}`;
         const backendRef: BackendRef = { service: { name: ref.name, port: { number: ref.port } } };
@@ -142,6 +148,7 @@ export function routeBackends(
             gateway: gatewayFilters,
           });
           backend = backendName;
+          shared.set(sharedKey(target, ref.name, ref.port, timeoutMs, filterKey), backendName);
         }
       }
       shares.push({ backend, weight });
@@ -149,6 +156,11 @@ export function routeBackends(
     return { shares };
   });
   return { backends, rules, resolvedRefs: resolved };
+}
+
+/** What makes two references' backends the same section: the Service port, the timeout and the filters. */
+function sharedKey(namespace: string, service: string, port: number, timeoutMs: number | undefined, filters: string): string {
+  return `${namespace}\0${service}\0${port}\0${timeoutMs ?? ''}\0${filters}`;
 }
 
 function withTimeout(options: BackendOptions, ms: number | undefined): BackendOptions {

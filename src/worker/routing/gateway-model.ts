@@ -2,7 +2,8 @@
 // frontend per bind (address and port) of our Gateways' listeners, each with its listeners in
 // the order a request picks them (most specific hostname first), the map entries of its plain
 // routes and its conditional match lines in the order of the spec's precedence (gateway-routes.ts). Backends are the model's own (`routing.backends`, one per
-// HTTPRoute rule and backendRef, with server slots like an Ingress backend); a rule's filters
+// HTTPRoute rule and backendRef but shared by a route's references to one Service port under the
+// same filters and timeout, with server slots like an Ingress backend); a rule's filters
 // ride on its backends (`backend.gateway`). Plus the acceptance results a status writer needs,
 // as plain data. No imports beyond types: the builder and templates both depend on it.
 import type { RedirectCode } from '../store/gateway-fields.js';
