@@ -2,7 +2,7 @@
 // the last output with a hand-edited server-slots file.
 import { parseSlotFile, SERVER_SLOTS_FILE, slotLine } from '../../src/worker/routing/ingress-model.js';
 import type { RenderBaseline } from '../../src/worker/protocol.js';
-import { between, type Random } from './random-cluster.js';
+import { between, type Random } from './random.js';
 
 /** The baseline's slot file with 1-3 hand edits, as an operator (or a stale file) might leave it. */
 function handEditedSlots(random: Random, baseline: RenderBaseline): RenderBaseline {

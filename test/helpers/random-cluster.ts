@@ -4,12 +4,7 @@
 import { IndexedStore } from '../../src/worker/store/indexed-store.js';
 import type { KubeObject, TemplateSetSource } from '../../src/worker/protocol.js';
 import { backendRef, endpointSlice, exampleTlsData, indexedStores, ingress, rule, service, tlsSecret, type PathSpec } from './cluster.js';
-
-export type Random = () => number;
-
-export const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
-export const chance = (random: Random, p: number): boolean => random() < p;
-export const between = (random: Random, lo: number, hi: number): number => lo + Math.floor(random() * (hi - lo + 1));
+import { between, chance, pick, type Random } from './random.js';
 
 export const NAMESPACES = ['alpha', 'beta', 'gamma'] as const;
 /** Twelve apps, four per namespace; Ingresses sometimes name a `ghost` Service that never exists. */

@@ -8,6 +8,17 @@ export const PATHS: OutputPaths = {
   filesDir: '/etc/haproxy/files',
   certsDir: '/etc/haproxy/certs',
 };
+/** Other directories: paths the configs name fall outside them, or inside other ones. */
+export const OTHER_PATHS: OutputPaths = {
+  mapsDir: '/etc/haproxy/maps',
+  filesDir: '/srv/files',
+  certsDir: '/etc/haproxy/maps/certs',
+};
+export const NESTED_PATHS: OutputPaths = {
+  mapsDir: '/etc/haproxy',
+  filesDir: '/etc/haproxy/files',
+  certsDir: '/etc/haproxy/certs/',
+};
 
 export const CERT = `-----BEGIN CERTIFICATE-----
 MIIBnzCCAUSgAwIBAgIUYPdGmW/o4ldx2DilPnGZ5mkR4gswCgYIKoZIzj0EAwIw

@@ -5,7 +5,8 @@ import type { IndexedStore } from '../../../src/worker/store/indexed-store.js';
 import { renderAndValidate } from '../../../src/worker/render/renderer.js';
 import { TemplateEngine } from '../../../src/worker/templates/template-engine.js';
 import { defaultTemplateSet, indexedStores, ingress, rule } from '../../helpers/cluster.js';
-import { APPS, between, chance, NAMESPACES, pick } from '../../helpers/random-cluster.js';
+import { between, chance, pick } from '../../helpers/random.js';
+import { APPS, NAMESPACES } from '../../helpers/random-cluster.js';
 import { acceptedIngresses } from '../../helpers/render-outcomes.js';
 
 describe('routing model builder cache bounds', () => {
