@@ -241,8 +241,12 @@ export class ConfigDigest {
       return false;
     });
     const replaced = resume - first;
-    const tailStarts = starts.slice(resume).map((start) => start + shift);
-    this.#starts = [...starts.slice(0, first), ...fresh.starts, ...tailStarts];
+    const oldEnd = resume < starts.length ? (starts[resume] as number) : previous.length;
+    // The block starts this digest alone holds, edited in place: the re-split ones replaced, those after shifted.
+    const froms = starts.slice(first, resume);
+    if (fresh.starts.length === replaced) for (let i = 0; i < replaced; i++) starts[first + i] = fresh.starts[i] as number;
+    else starts.splice(first, replaced, ...fresh.starts);
+    if (shift !== 0) for (let i = first + fresh.starts.length; i < starts.length; i++) starts[i] = (starts[i] as number) + shift;
     const blocks = this.#blocks;
     blocks.splice(first, replaced, ...fresh.blocks);
     const lastGroup = fresh.blocks.length === replaced ? Math.floor((first + Math.max(0, replaced - 1)) / GROUP) : Math.ceil(blocks.length / GROUP) - 1;
@@ -250,11 +254,10 @@ export class ConfigDigest {
     groups.length = Math.min(groups.length, Math.ceil(blocks.length / GROUP));
     for (let g = Math.floor(first / GROUP); g <= lastGroup; g++) groups[g] = groupDigest(blocks, g);
     if (fresh.blocks.length !== replaced) return false;
-    const oldEnd = resume < starts.length ? (starts[resume] as number) : previous.length;
     const newEnd = oldEnd + shift;
     for (let i = 0; i < replaced; i++) {
-      const from = starts[first + i] as number;
-      const to = first + i + 1 < resume ? (starts[first + i + 1] as number) : oldEnd;
+      const from = froms[i] as number;
+      const to = i + 1 < replaced ? (froms[i + 1] as number) : oldEnd;
       const freshFrom = fresh.starts[i] as number;
       const freshTo = i + 1 < replaced ? (fresh.starts[i + 1] as number) : newEnd;
       if (this.#keyIn(previous, from, to) !== this.#keyIn(text, freshFrom, freshTo)) return false;

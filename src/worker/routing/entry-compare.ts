@@ -36,6 +36,7 @@ export function slotsStillValid(entry: IngressEntry, previous: ReadonlyMap<strin
 }
 
 export function sameArray<T>(a: readonly T[], b: readonly T[]): boolean {
+  if (a === b) return true;
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
@@ -48,6 +49,7 @@ export function sameNames(a: readonly Backend[], b: readonly Backend[]): boolean
 }
 
 export function sameCertificates(a: readonly Certificate[], b: readonly Certificate[]): boolean {
+  if (a === b) return true;
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) {
     const x = a[i] as Certificate;

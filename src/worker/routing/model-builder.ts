@@ -10,7 +10,8 @@ import { HeldClaims } from './held-claims.js';
 import { hostFallbacks, namespaceDefaults, sameFallbacks, type HostFallbacks } from './host-fallback.js';
 import { replayNotices, type Notice, type Warn } from './findings.js';
 import { computeEntry, replayEntry, slotsOf, type IngressEntry } from './ingress-entry.js';
-import { assignTlsHosts, chooseDefaultBackend, resolveDefaultCertificate } from './model-assembly.js';
+import { resolveDefaultCertificate } from './model-assembly.js';
+import { AssemblyReuse } from './assembly-reuse.js';
 import type { Backend, Certificate, ModelOptions, RouteTables, RoutingModel } from './model.js';
 import type { ModelSource } from './model-source.js';
 import { EntryDependents } from './entry-dependents.js';
@@ -60,6 +61,8 @@ export class RoutingModelBuilder {
   readonly #dependents = new EntryDependents();
   readonly #rateLimitTables = new RateLimitTables();
   readonly #checkBudget = new CheckBudget();
+  /** The TLS hosts and default backend, kept while their claims are unchanged. */
+  readonly #assembly = new AssemblyReuse();
   /** server-slots.txt: the baseline's parsed once, the new one updated per changed backend. */
   readonly #slotFile = new SlotFile();
   /** Entries whose backends get no servers (see SlotBudget), with the warning of each. */
@@ -272,8 +275,8 @@ export class RoutingModelBuilder {
     };
     const routes = this.#routes;
     const hostHolder = this.#options.tlsHostOwnership === 'routed-oldest' ? (host: string, ns: string): string | undefined => routes.hostHolder(host, ns) : undefined;
-    const tls = assignTlsHosts(served, collect, hostHolder);
-    const defaultBackend = chooseDefaultBackend(served, collect);
+    const tls = this.#assembly.assignTlsHosts(served, collect, hostHolder);
+    const defaultBackend = this.#assembly.chooseDefaultBackend(served, collect);
     replayNotices(assemblyWarnings, warn);
     this.#lastAssemblyWarnings = assemblyWarnings;
     const fallbacks = this.#hostFallbacks(served, defaultBackend, routesChanged);

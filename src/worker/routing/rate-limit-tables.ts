@@ -21,31 +21,80 @@ export function tableSize(count: number, total = RATE_LIMIT_ENTRIES): number {
   return size;
 }
 
+/** Lists that differ from the last at more than this share of places are sized whole. */
+const CHANGED_SHARE = 0.125;
+
 /**
  * Gives the rate-limited backends of a model their table size (`Backend.rateLimitTableSize`, set
  * only below MAX_TABLE_SIZE). Each backend keeps one copy per size, and an unchanged list comes
  * back as the previous array, so unchanged backends keep their identity (and their memo blocks).
+ * A list that differs from the last one at a few places (one Ingress changed) is sized at those
+ * places alone while the table size stays: the count of rate-limited backends follows them.
  */
 export class RateLimitTables {
   readonly #copies = new WeakMap<Backend, Backend>();
   #last: readonly Backend[] | undefined;
+  /** The last list given, with its count of rate-limited backends and their table size. */
+  #input: readonly Backend[] | undefined;
+  #count = 0;
+  #size = MAX_TABLE_SIZE;
 
   apply(backends: readonly Backend[]): readonly Backend[] {
+    const changes = this.#changesOf(backends);
+    if (changes !== undefined) return changes;
     let count = 0;
     for (const backend of backends) if (backend.ingressOptions.rateLimit !== undefined) count++;
     const size = tableSize(count);
     let changed = false;
     const sized = backends.map((backend) => {
-      const wanted = backend.ingressOptions.rateLimit === undefined || size === MAX_TABLE_SIZE ? undefined : size;
-      const own = backend.rateLimitTableSize === wanted ? backend : this.#sizedCopy(backend, wanted);
+      const own = this.#own(backend, size);
       if (own !== backend) changed = true;
       return own;
     });
     const result = changed ? sized : backends;
+    this.#input = backends;
+    this.#count = count;
+    this.#size = size;
     const last = this.#last;
     if (last !== undefined && last.length === result.length && result.every((b, i) => b === last[i])) return last;
     this.#last = result;
     return result;
+  }
+
+  /** The result for a list that differs from the last at few places under the same table size; undefined otherwise. */
+  #changesOf(backends: readonly Backend[]): readonly Backend[] | undefined {
+    const input = this.#input;
+    const last = this.#last;
+    if (input === undefined || last === undefined || input.length !== backends.length || last.length !== backends.length) return undefined;
+    const at: number[] = [];
+    let count = this.#count;
+    for (let i = 0; i < backends.length; i++) {
+      const now = backends[i] as Backend;
+      const before = input[i] as Backend;
+      if (now === before) continue;
+      if (at.push(i) > CHANGED_SHARE * backends.length + 2) return undefined;
+      count += (now.ingressOptions.rateLimit === undefined ? 0 : 1) - (before.ingressOptions.rateLimit === undefined ? 0 : 1);
+    }
+    const size = tableSize(count);
+    if (size !== this.#size) return undefined;
+    let out: Backend[] | undefined;
+    for (const i of at) {
+      const own = this.#own(backends[i] as Backend, size);
+      if (own === last[i]) continue;
+      out ??= last.slice();
+      out[i] = own;
+    }
+    this.#input = backends;
+    this.#count = count;
+    if (out === undefined) return last;
+    this.#last = out;
+    return out;
+  }
+
+  /** The backend with the table size `size` gives it. */
+  #own(backend: Backend, size: number): Backend {
+    const wanted = backend.ingressOptions.rateLimit === undefined || size === MAX_TABLE_SIZE ? undefined : size;
+    return backend.rateLimitTableSize === wanted ? backend : this.#sizedCopy(backend, wanted);
   }
 
   #sizedCopy(backend: Backend, size: number | undefined): Backend {
