@@ -188,6 +188,18 @@ describe.skipIf(SKIP_HAPROXY)('a supervised HAProxy (master-worker)', () => {
     expect(await healthy(rendered.ports.status)).toBe('ok-v2');
   });
 
+  it('runs a Runtime API batch after a reload on the new worker, not on the session kept with the old one', async () => {
+    const rendered = await renderExamples();
+    const haproxy = await started(rendered);
+    const workerPid = async (): Promise<number> => Number(/^Pid: (\d+)$/m.exec((await haproxy.runtimeApi.sendBatch(['show info']))[0]?.output ?? '')?.[1]);
+    const before = await haproxy.masterCli.showProc();
+    expect(await workerPid()).toBe(before.workers[0]?.pid);
+    expect(await workerPid()).toBe(before.workers[0]?.pid);
+    const result = await haproxy.reload();
+    expect(result, result.detail).toMatchObject({ ok: true });
+    expect(await workerPid()).toBe(result.workerPid);
+  });
+
   it('reports a reload whose config cannot bind its port as failed, while the old worker keeps serving', async () => {
     const rendered = await renderExamples();
     const haproxy = await started(rendered);

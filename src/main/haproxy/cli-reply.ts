@@ -111,6 +111,27 @@ export function parsePromptReplies(raw: string, commandCount: number, socketPath
   return segments.slice(2, 2 + commandCount).map(trimOutput);
 }
 
+/**
+ * Cuts the reply of `commandCount` commands on a kept prompt-mode session (cli-session.ts): each
+ * output followed by its prompt, the last prompt ending the text. Prompts count as in
+ * parsePromptReplies; the text begins just after the previous prompt, which is no line start.
+ */
+export function parseSessionReplies(raw: string, commandCount: number, socketPath: string): string[] {
+  const segments: string[] = [];
+  let start = 0;
+  for (let i = 0; i < raw.length; i++) {
+    if (raw.startsWith('> ', i) && i > 0 && raw[i - 1] === '\n') {
+      segments.push(raw.slice(start, i));
+      start = i + 2;
+      i++;
+    }
+  }
+  if (segments.length !== commandCount || start !== raw.length) {
+    throw new HaproxyCliError(socketPath, 'protocol', `expected ${commandCount} replies, got ${segments.length} (the session ended early or a reply contained a prompt)`);
+  }
+  return segments.map(trimOutput);
+}
+
 function trimOutput(text: string): string {
   return text.replace(/\n+$/, '');
 }

@@ -191,7 +191,8 @@ export class HaproxyProcess {
     }
     await this.#boundOldWorkers((signal) => this.oldWorkers.beforeReload(signal));
     const mark = this.#log.mark();
-    const result = await this.masterCli.reload({ ...options, signal: this.#lifecycle.signal });
+    // A kept Runtime API session is on the replaced worker: none survives the reload.
+    const result = await this.masterCli.reload({ ...options, signal: this.#lifecycle.signal }).finally(() => this.runtimeApi.closeSession());
     if (result.ok) return { result, died: false };
     // A master that never answered may be dying: its exit is reported a moment later.
     if (result.reloads === undefined) await Promise.race([exited.promise, sleep(this.#clock, 250, this.#lifecycle.signal).catch(() => undefined)]);
@@ -278,6 +279,7 @@ export class HaproxyProcess {
   }
 
   #spawn(): Deferred<Exit> {
+    this.runtimeApi.closeSession();
     const args = ['-W', '-S', `${this.masterSocket},mode,600`, '-f', this.configFile];
     const child = spawn(this.#binary, args, { stdio: ['ignore', this.#options.stdout ?? 'inherit', 'pipe'], cwd: dirname(this.configFile) });
     const exited = deferred<Exit>();
@@ -307,6 +309,7 @@ export class HaproxyProcess {
 
   #onChildExit(child: ChildProcess, exited: Deferred<Exit>, exit: Exit): void {
     if (exited.settled) return;
+    this.runtimeApi.closeSession();
     this.#log.flush();
     exited.resolve(exit);
     if (this.#child !== child) return;

@@ -6,7 +6,8 @@
 import { RuntimeCommandError } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
 import { UnixSocketTransport, type CliTransport } from './cli-transport.js';
-import { SEVERITY_COMMAND, parsePromptReplies, parseSingleReply, replyFailure, toReply, type CliReply } from './cli-reply.js';
+import { CliSession } from './cli-session.js';
+import { SEVERITY_COMMAND, parsePromptReplies, parseSessionReplies, parseSingleReply, replyFailure, toReply, type CliReply } from './cli-reply.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES, checkedCommandText, commandLine, payloadOutput, type CliCommand } from './cli-payload.js';
 
 export { cliArg, type CliReply } from './cli-reply.js';
@@ -33,8 +34,14 @@ export interface RuntimeApiOptions {
   readonly maxPayloadBytes?: number;
   /** Commands per connection in `sendBatch`, which bounds each reply and each timeout. @default 256 */
   readonly maxCommandsPerConnection?: number;
-  /** Replaces the UNIX socket (tests). */
+  /** Replaces the UNIX socket (tests); `sendBatch` then opens a connection per batch too. */
   readonly transport?: CliTransport;
+  /**
+   * `sendBatch` keeps one prompt-mode session open between batches (cli-session.ts) instead of a
+   * connection per batch; `closeSession()` must then be called around every reload and restart.
+   * @default true without a `transport`
+   */
+  readonly keepSession?: boolean;
 }
 
 export class RuntimeApi {
@@ -42,6 +49,7 @@ export class RuntimeApi {
   readonly #transport: CliTransport;
   readonly #maxLineBytes: number;
   readonly #maxCommands: number;
+  readonly #session: CliSession | undefined;
   /** Largest payload command `sendBatch` accepts: what builders of payload commands split at. */
   readonly maxPayloadBytes: number;
 
@@ -50,6 +58,10 @@ export class RuntimeApi {
     this.#transport =
       options.transport ??
       new UnixSocketTransport({ socketPath: options.socketPath, ...(options.clock && { clock: options.clock }), timeoutMs: options.timeoutMs ?? 10_000 });
+    this.#session =
+      (options.keepSession ?? options.transport === undefined)
+        ? new CliSession({ socketPath: options.socketPath, ...(options.clock && { clock: options.clock }), timeoutMs: options.timeoutMs ?? 10_000 })
+        : undefined;
     this.#maxLineBytes = options.maxLineBytes ?? 4096;
     this.#maxCommands = options.maxCommandsPerConnection ?? 256;
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
@@ -91,9 +103,13 @@ export class RuntimeApi {
     const replies: CliReply[] = [];
     for (let start = 0; start < commands.length; start += this.#maxCommands) {
       const chunk = commands.slice(start, start + this.#maxCommands);
-      const request = ['prompt', SEVERITY_COMMAND, ...texts.slice(start, start + this.#maxCommands), 'quit', ''].join('\n');
-      const raw = await this.#transport.exchange(request, signal);
-      const outputs = parsePromptReplies(raw, chunk.length, this.socketPath).map((output, i) => (typeof chunk[i] === 'string' ? output : payloadOutput(output)));
+      const lines = texts.slice(start, start + this.#maxCommands);
+      const session = this.#session;
+      const parsed =
+        session === undefined
+          ? parsePromptReplies(await this.#transport.exchange(['prompt', SEVERITY_COMMAND, ...lines, 'quit', ''].join('\n'), signal), chunk.length, this.socketPath)
+          : parseSessionReplies(await session.exchange(`${lines.join('\n')}\n`, chunk.length, signal), chunk.length, this.socketPath);
+      const outputs = parsed.map((output, i) => (typeof chunk[i] === 'string' ? output : payloadOutput(output)));
       const failed = outputs.findIndex((output) => replyFailure(output) !== undefined);
       if (failed >= 0) {
         throw new RuntimeCommandError(commandLine(chunk[failed] as CliCommand), outputs[failed] as string, start + failed, start + chunk.length);
@@ -101,5 +117,13 @@ export class RuntimeApi {
       chunk.forEach((command, i) => replies.push(toReply(commandLine(command), outputs[i] as string)));
     }
     return replies;
+  }
+
+  /**
+   * Closes the session `sendBatch` keeps open: the next batch opens a new one. HaproxyProcess
+   * calls it around every reload and restart, so no batch goes to a worker that was replaced.
+   */
+  closeSession(): void {
+    this.#session?.close();
   }
 }
