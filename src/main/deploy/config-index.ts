@@ -142,7 +142,10 @@ export function sectionText(index: ConfigIndex, section: ConfigSection): string 
   return index.text.slice(section.start, section.end);
 }
 
-/** Splits a section into body lines and (in a backend or listen section) parsed server lines. */
+/**
+ * Splits a section into body lines and (in a backend or listen section) parsed server lines.
+ * Blank lines are left out: HAProxy ignores them, so one added or removed is no change.
+ */
 export function parseSection(index: ConfigIndex, section: ConfigSection): ParsedSection {
   const body: string[] = [];
   const servers: ServerLine[] = [];
@@ -152,6 +155,7 @@ export function parseSection(index: ConfigIndex, section: ConfigSection): Parsed
       first = false;
       continue;
     }
+    if (line.trim() === '') continue;
     const server = section.proxy === undefined ? undefined : parseServerLine(line);
     if (server === undefined) body.push(line);
     else servers.push(server);

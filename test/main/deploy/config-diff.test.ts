@@ -295,6 +295,22 @@ describe('changedWindow', () => {
     );
   });
 
+  it('calls a blank line added or removed inside a section no change, wherever the section lies', () => {
+    const pad = Array.from({ length: 50 }, (_, i) => `backend pad${i}\n  server s1 10.0.0.1:80\n`).join('');
+    for (const [x, y] of [
+      ['backend c\n\n', 'backend c\n'],
+      ['backend c\n  balance first\n', 'backend c\n\n  balance first\n   \n'],
+    ] as const) {
+      for (const [a, b] of [[x, y], [pad + x + pad, pad + y + pad]]) {
+        const result = diffRenders(input(a as string), input(b as string));
+        expect(result.structural).toBe(false);
+        expect(result.runtimeOps).toEqual([]);
+      }
+    }
+    // A non-blank line still counts.
+    expect(diffRenders(input(`${pad}backend c\n`), input(`${pad}backend c\n  balance first\n`)).structural).toBe(true);
+  });
+
   it('numbers lines from the top of the config in reasons', () => {
     const pad = Array.from({ length: 100 }, (_, i) => `backend b${i}\n  balance roundrobin\n`).join('');
     const result = diff(input(`${pad}backend last\n  balance first\n`), input(`${pad}backend last\n  balance leastconn\n`));
