@@ -23,6 +23,13 @@ import { planRoutes, type TableName } from './route-table.js';
 /** Over this many new candidates in a bind, it is sorted whole. */
 const MAX_MERGED = 256;
 
+/** The routes in order, with their keys and, when known, the places whose object changed since the last order (`base`). */
+export interface SortedRoutes {
+  readonly routes: readonly KubeObject[];
+  readonly keys: readonly string[];
+  readonly changes: { readonly base: readonly KubeObject[]; readonly at: readonly number[] } | undefined;
+}
+
 export class RouteOrder {
   #list: readonly KubeObject[] | undefined;
   #sorted: { routes: readonly KubeObject[]; keys: readonly string[] } = { routes: [], keys: [] };
@@ -33,14 +40,20 @@ export class RouteOrder {
   /** Index in the order of each element of `#list`: a route at the same place of the next list is found without a lookup. */
   #listAt: number[] = [];
 
-  /** `list` oldest first, then by namespace/name, and the `namespace/name` of each. */
-  sorted(list: readonly KubeObject[]): { routes: readonly KubeObject[]; keys: readonly string[] } {
-    if (list === this.#list) return this.#sorted;
-    const kept = list.length === this.#sorted.routes.length ? this.#reordered(list) : undefined;
+  /**
+   * `list` oldest first, then by namespace/name, and the `namespace/name` of each; `changes`,
+   * when the order is the last call's (`base`) with other objects at some places, says which
+   * (ascending); undefined when the list was sorted again.
+   */
+  sorted(list: readonly KubeObject[]): SortedRoutes {
+    const base = this.#sorted.routes;
+    if (list === this.#list) return { ...this.#sorted, changes: { base, at: [] } };
+    const kept = list.length === base.length ? this.#reordered(list) : undefined;
     this.#list = list;
     if (kept !== undefined) {
       this.#listAt = kept.at;
-      return (this.#sorted = { routes: kept.routes, keys: this.#sorted.keys });
+      this.#sorted = { routes: kept.routes, keys: this.#sorted.keys };
+      return { ...this.#sorted, changes: { base, at: kept.changed.sort((a, b) => a - b) } };
     }
     const keyed = list.map((route, at) => ({ route, at, created: creationTime(route), key: routeKey(route) }));
     keyed.sort((a, b) => a.created - b.created || a.key.localeCompare(b.key));
@@ -50,17 +63,23 @@ export class RouteOrder {
     const listAt = new Array<number>(list.length);
     keyed.forEach((k, index) => (listAt[k.at] = index));
     this.#listAt = listAt;
-    return this.#sorted;
+    return { ...this.#sorted, changes: undefined };
+  }
+
+  /** The place of the route `key` in the last order. */
+  indexOf(key: string): number | undefined {
+    return this.#at.get(key)?.index;
   }
 
   /** The previous order with `list`'s objects, when it holds the same keys with the same creation times; and the index of each in it. */
-  #reordered(list: readonly KubeObject[]): { routes: KubeObject[]; at: number[] } | undefined {
+  #reordered(list: readonly KubeObject[]): { routes: KubeObject[]; at: number[]; changed: number[] } | undefined {
     const previous = this.#sorted.routes;
     const last = this.#list ?? [];
     const lastAt = this.#listAt;
     const out = new Array<KubeObject | undefined>(list.length);
     const places = new Array<number>(list.length);
     const index = this.#index;
+    const changed: number[] = [];
     for (let i = 0; i < list.length; i++) {
       const route = list[i] as KubeObject;
       // The object this order placed there: its key and creation time are the same.
@@ -70,12 +89,13 @@ export class RouteOrder {
         if (known === undefined || creationTime(route) !== known.created) return undefined;
         at = known.index;
         index.set(route, at);
+        if (previous[at] !== route) changed.push(at);
       }
       if (out[at] !== undefined) return undefined;
       out[at] = route;
       places[i] = at;
     }
-    return { routes: out as KubeObject[], at: places };
+    return { routes: out as KubeObject[], at: places, changed };
   }
 }
 
