@@ -30,6 +30,9 @@ export interface SortedRoutes {
   readonly changes: { readonly base: readonly KubeObject[]; readonly at: readonly number[] } | undefined;
 }
 
+/** Over this many places of a list changed, the list is matched with the last order route by route. */
+const MAX_REPLACED = 64;
+
 export class RouteOrder {
   #list: readonly KubeObject[] | undefined;
   #sorted: { routes: readonly KubeObject[]; keys: readonly string[] } = { routes: [], keys: [] };
@@ -48,7 +51,7 @@ export class RouteOrder {
   sorted(list: readonly KubeObject[]): SortedRoutes {
     const base = this.#sorted.routes;
     if (list === this.#list) return { ...this.#sorted, changes: { base, at: [] } };
-    const kept = list.length === base.length ? this.#reordered(list) : undefined;
+    const kept = list.length === base.length ? (this.#replaced(list) ?? this.#reordered(list)) : undefined;
     this.#list = list;
     if (kept !== undefined) {
       this.#listAt = kept.at;
@@ -69,6 +72,34 @@ export class RouteOrder {
   /** The place of the route `key` in the last order. */
   indexOf(key: string): number | undefined {
     return this.#at.get(key)?.index;
+  }
+
+  /**
+   * The previous order with `list`'s objects, when `list` is the last list but at a few places,
+   * each holding the route of the same key and creation time; undefined otherwise.
+   */
+  #replaced(list: readonly KubeObject[]): { routes: KubeObject[]; at: number[]; changed: number[] } | undefined {
+    const last = this.#list;
+    if (last === undefined || last.length !== list.length) return undefined;
+    const places: number[] = [];
+    for (let i = 0; i < list.length; i++) {
+      if (list[i] === last[i]) continue;
+      if (places.length === MAX_REPLACED) return undefined;
+      places.push(i);
+    }
+    const lastAt = this.#listAt;
+    const routes = this.#sorted.routes.slice();
+    const changed: number[] = [];
+    for (const i of places) {
+      const route = list[i] as KubeObject;
+      const at = lastAt[i] as number;
+      const known = this.#at.get(routeKey(route));
+      if (known === undefined || known.index !== at || creationTime(route) !== known.created) return undefined;
+      routes[at] = route;
+      this.#index.set(route, at);
+      changed.push(at);
+    }
+    return { routes, at: lastAt, changed };
   }
 
   /** The previous order with `list`'s objects, when it holds the same keys with the same creation times; and the index of each in it. */
