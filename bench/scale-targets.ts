@@ -67,6 +67,7 @@ export function routeTargets(rows: readonly Row[], routeRows: readonly Row[]): T
     const ingress = rowOf(rows, n);
     const ratio = (routeKey: string, ingressKey: string): number | undefined => (ingress === undefined ? undefined : Number(route[routeKey]) / Number(ingress[ingressKey]));
     out.push(target(`1 HTTPRoute changed / 1 Ingress changed, N=${n}`, 1.5, ratio('routeChangeTotalMs', 'ingressChangeTotalMs')));
+    if (route.routeChangeCpuMs !== undefined) out.push(target(`1 HTTPRoute changed / 1 Ingress changed, CPU time (inline), N=${n}`, 1.5, ratio('routeChangeCpuMs', 'ingressChangeCpuMs')));
     out.push(target(`1 EndpointSlice changed, HTTPRoute cluster / Ingress cluster, N=${n}`, 1.5, ratio('sliceChangeTotalMs', 'sliceChangeTotalMs')));
     out.push(target(`cold render + validate per HTTPRoute / per Ingress, N=${n}`, 1.5, ratio('coldTotalMs', 'coldTotalMs')));
   }

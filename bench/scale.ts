@@ -6,7 +6,8 @@
 // CPU time of a 1-Ingress-change render run inline (free of preemption). Writes bench/results/scale.json and bench/results/scale.svg.
 // Then the same apps routed by HTTPRoutes instead (route-cluster.ts; default N = 1,000 and 10,000,
 // `--route-sizes`): 1 HTTPRoute changed and 1 EndpointSlice changed, compared per object with the
-// Ingress cluster of the same size measured in this run (targets ≤ 1.5×).
+// Ingress cluster of the same size measured in this run (targets ≤ 1.5×), the route change's
+// inline CPU time too.
 // Sizes default to 100, 1,000, 10,000 and 50,000; pass others as arguments (100000 included: the
 // descriptor limit grows with N so that every Ingress gets its servers, and the report says so in
 // servesEveryIngress and each row's ingressesWithoutServers). The report states the targets of
@@ -81,7 +82,7 @@ async function measureCluster(n: number, routes: boolean): Promise<Row> {
     };
     const object = await measure(routes ? 'httproute' : 'ingress');
     const slice = await measure('endpointslice');
-    const cpu = routes ? undefined : await inlineChangeCpu(set, stores, cluster, n);
+    const cpu = await inlineChangeCpu(set, stores, cluster, n, routes ? 'httproute' : 'ingress');
     const heap = await workerLiveHeap(pool, n, !routes && snapshotAt.includes(n));
     if (heap.snapshot !== undefined) snapshots.push({ ingresses: n, ...heap.snapshot });
     const changed = routes ? 'route' : 'ingress';
@@ -94,7 +95,7 @@ async function measureCluster(n: number, routes: boolean): Promise<Row> {
       [`${changed}ChangeValidateMs`]: sig(object.validate),
       [`${changed}ChangeTotalMs`]: sig(object.total),
       [`${changed}ChangeOverCold`]: sig(object.total / cold.timings.totalMs),
-      ...(cpu === undefined ? {} : { ingressChangeCpuMs: sig(cpu) }),
+      [`${changed}ChangeCpuMs`]: sig(cpu),
       sliceChangeTotalMs: sig(slice.total),
       sliceChangeOverCold: sig(slice.total / cold.timings.totalMs),
       dispatchMs: sig(median([object.dispatch, slice.dispatch])),
@@ -181,16 +182,16 @@ await writeFile(
 console.error('wrote bench/results/scale.json and bench/results/scale.svg');
 
 /**
- * CPU time of one render + validate after 1 changed Ingress, run on this thread (an InlinePipeline,
+ * CPU time of one render + validate after 1 changed Ingress (or HTTPRoute), run on this thread (an InlinePipeline,
  * the same code as the worker's) while the pool's workers are idle: the process's user + system
  * time, so the garbage collector's helper threads count too. Median of CPU_SAMPLES after
  * CPU_WARMUPS renders that warm the JIT on the changed paths. On a loaded host the wall-time
  * figures include preemption; this one does not.
  */
-async function inlineChangeCpu(set: Awaited<ReturnType<typeof loadTemplateSet>>, stores: ReturnType<typeof populatedStores>['stores'], cluster: ReturnType<typeof populatedStores>['cluster'], n: number): Promise<number> {
+async function inlineChangeCpu(set: Awaited<ReturnType<typeof loadTemplateSet>>, stores: ReturnType<typeof populatedStores>['stores'], cluster: ReturnType<typeof populatedStores>['cluster'], n: number, kind: 'ingress' | 'httproute'): Promise<number> {
   const inline = new InlinePipeline({ templateSet: set });
   let baseline = await inline.execute(never, stores, 'reconcile');
-  const changer = new OneObjectChanger(stores, cluster, n, 'ingress');
+  const changer = new OneObjectChanger(stores, cluster, n, kind);
   const cpu: number[] = [];
   for (let i = 0; i < CPU_WARMUPS + CPU_SAMPLES; i++) {
     changer.change();

@@ -52,4 +52,11 @@ describe('the benchmarks\' HTTPRoute cluster', () => {
       [null, null],
     ]);
   });
+
+  it('states the inline CPU time of a route change against an Ingress change when the run measured both', () => {
+    const ingress = [{ ingresses: 1000, ingressChangeTotalMs: 10, ingressChangeCpuMs: 4, sliceChangeTotalMs: 10, coldTotalMs: 100 }];
+    const routes = [{ routes: 1000, routeChangeTotalMs: 10, routeChangeCpuMs: 8, sliceChangeTotalMs: 10, coldTotalMs: 100 }];
+    const cpu = routeTargets(ingress, routes).find((t) => t.target.includes('CPU time'));
+    expect(cpu).toMatchObject({ target: '1 HTTPRoute changed / 1 Ingress changed, CPU time (inline), N=1000', measured: 2, met: false });
+  });
 });

@@ -19,9 +19,12 @@ export class GatewayBackendList {
   #lines: string[] = [];
   #slotText = '';
 
-  /** The backends of `lists` sorted by name, and their slot-file lines in that order. */
-  of(lists: readonly (readonly Backend[])[]): { sorted: readonly Backend[]; slotText: string } {
-    const patched = this.#patch(lists);
+  /**
+   * The backends of `lists` sorted by name, and their slot-file lines in that order. `places`,
+   * when `lists` is the last call's but at these places, limits the comparison to them.
+   */
+  of(lists: readonly (readonly Backend[])[], places?: readonly number[]): { sorted: readonly Backend[]; slotText: string } {
+    const patched = this.#patch(lists, places);
     if (patched === undefined) {
       const byName = new Map<string, Backend>();
       let count = 0;
@@ -53,12 +56,14 @@ export class GatewayBackendList {
   }
 
   /** Puts the replaced lists' backends in place: false when nothing changed, undefined when it cannot. */
-  #patch(lists: readonly (readonly Backend[])[]): boolean | undefined {
+  #patch(lists: readonly (readonly Backend[])[], places: readonly number[] | undefined): boolean | undefined {
     const index = this.#index;
     const before = this.#lists;
     if (index === undefined || lists.length !== before.length) return undefined;
     const changed: number[] = [];
-    for (let i = 0; i < lists.length; i++) {
+    const count = places?.length ?? lists.length;
+    for (let n = 0; n < count; n++) {
+      const i = places === undefined ? n : (places[n] as number);
       if (lists[i] === before[i]) continue;
       if (changed.length === MAX_PATCHED) return undefined;
       const a = before[i] as readonly Backend[];

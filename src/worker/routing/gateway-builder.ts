@@ -24,8 +24,9 @@ import { hostCondition } from './gateway-hostnames.js';
 import type { HostOwnership } from './gateway-ownership.js';
 import { attachEntry, backendsOf, claimHosts, linesOf, MAX_ROUTE_LINES, type RouteEntry } from './gateway-route-entries.js';
 import { FrontendRouteCache, RouteOrder } from './gateway-route-cache.js';
+import { RouteAttacher } from './gateway-route-attacher.js';
 import { ServedLines } from './gateway-served-lines.js';
-import { changedRoutes, fullPass, patchedPass, type RouteOutcome, type RoutePass } from './gateway-route-pass.js';
+import { changedRoutes, fullPass, patchedPass, type RouteOutcome, type RoutePass, type RouteVisit } from './gateway-route-pass.js';
 import { EMPTY_GATEWAY_MODEL, type GatewayCertificate, type GatewayFrontend, type GatewayModel, type GatewayTls, type GatewayOptions, type GatewayRedirect, type RouteStatus } from './gateway-model.js';
 import type { Backend, ModelOptions } from './model.js';
 import type { ModelSource } from './model-source.js';
@@ -45,6 +46,12 @@ export interface GatewayBuild {
   readonly backends: readonly Backend[];
   /** Their slot-file lines. */
   readonly slotText: string;
+}
+
+/** The served routes of a build, as the budgets see them; `changed`, when the list is the last unlimited build's but at these places. */
+interface BuildItems {
+  list: readonly RouteBudgetItem[];
+  changed: readonly number[] | undefined;
 }
 
 const EMPTY_BUILD: GatewayBuild = { model: EMPTY_GATEWAY_MODEL, backends: [], slotText: '' };
@@ -67,8 +74,8 @@ export class GatewayModelBuilder {
   /** The last build without route limits (the one `measure` reads), and the last with some. */
   #unlimited: Run | undefined;
   #limited: Run | undefined;
-  /** What the routes contributed to the last build, by `namespace/name` (gateway-route-entries.ts). */
-  readonly #entries = new Map<string, RouteEntry>();
+  /** What the routes contributed to the last build (gateway-route-entries.ts), attached route by route (gateway-route-attacher.ts). */
+  readonly #attacher = new RouteAttacher();
   #context: GatewayContext | undefined;
   /** The ownership of the last build, over the Ingress claims and every route's. */
   #ownership: { readonly context: GatewayContext; readonly base: HostOwnership; readonly ownership: HostOwnership } | undefined;
@@ -86,8 +93,6 @@ export class GatewayModelBuilder {
   readonly #served = new ServedLines();
   /** The last per-route pass without limits, patched by the next while the routes and their parts mostly are the same. */
   #pass: RoutePass | undefined;
-  /** Marks the entries of the routes of the current build. */
-  #stamp = 0;
 
   constructor(model: ModelOptions, options: GatewayOptions) {
     this.#model = model;
@@ -120,12 +125,13 @@ export class GatewayModelBuilder {
     const stores = names.map((n) => source.store(n));
     if (cached?.key === key && cached.slotText === slotText && stores.every((store, i) => store === cached.stores[i])) return cached;
     const reads = new RecordedReads(source);
-    const items: RouteBudgetItem[] = [];
+    const items: BuildItems = { list: [], changed: undefined };
     // A limited build follows the unlimited one of the same render, whose route backends it reuses.
     const build = this.#compute(reads, source, slotText, unlimited, limits, items);
     this.#ownSlots = build.slotText;
     const previous = this.#unlimited?.items;
-    const run: Run = { key, slotText, stores, build, log: reads.log, items: previous !== undefined && sameItems(previous, items) ? previous : items };
+    const same = previous !== undefined && (items.changed === undefined ? sameItems(previous, items.list) : previous.length === items.list.length && items.changed.every((i) => sameItem(previous[i] as RouteBudgetItem, items.list[i] as RouteBudgetItem)));
+    const run: Run = { key, slotText, stores, build, log: reads.log, items: same ? previous : items.list };
     if (unlimited) this.#unlimited = run;
     else this.#limited = run;
     return run;
@@ -162,7 +168,7 @@ export class GatewayModelBuilder {
   /** The route of each backend of the kept entries, by backend name. */
   #backendOwners(): Map<string, string> {
     const owners = new Map<string, string>();
-    for (const entry of this.#entries.values()) for (const backend of entry.backends?.built.backends ?? []) owners.set(backend.name, entry.key);
+    for (const entry of this.#attacher.entries.values()) for (const backend of entry.backends?.built.backends ?? []) owners.set(backend.name, entry.key);
     return owners;
   }
 
@@ -176,7 +182,7 @@ export class GatewayModelBuilder {
     return emptied;
   }
 
-  #compute(reads: RecordedReads, source: ModelSource, slotText: string, unlimited: boolean, limits: RouteLimits, items: RouteBudgetItem[]): GatewayBuild {
+  #compute(reads: RecordedReads, source: ModelSource, slotText: string, unlimited: boolean, limits: RouteLimits, items: BuildItems): GatewayBuild {
     const options = this.#options;
     const context = (this.#context = gatewayContext(this.#context, source, options));
     reads.log.push(...context.log);
@@ -184,7 +190,7 @@ export class GatewayModelBuilder {
     const claims = context.classes.size === 0 ? undefined : (this.#ingressClaims = ingressClaims(this.#ingressClaims, source, this.#model));
     if (claims !== undefined) reads.log.push(...claims.log);
     if (claims === undefined) {
-      this.#entries.clear();
+      this.#attacher.clear();
       this.#served.clear();
       this.#frontends.clear();
       this.#dependents = new EntryDependents();
@@ -208,46 +214,12 @@ export class GatewayModelBuilder {
       if (parsed === undefined && ++lookups <= MAX_SLOT_LOOKUPS) return backendSlots(slotText, name);
       return (parsed ??= parseSlotFile(slotText)).get(name);
     };
-    const { routes, keys } = this.#order.sorted(reads.list(options.stores.httpRoutes));
-    // Attach every route first: host ownership is decided over all claims at once.
-    const entries = this.#entries;
-    const stamp = ++this.#stamp;
-    let claimsChanged = this.#ownership === undefined || this.#ownership.context !== context || this.#ownership.base !== claims.ownership;
-    const attached: RouteEntry[] = [];
-    // The backends of the routes built again, whose equal backends keep their objects.
-    const prior = new Map<string, Backend[]>();
-    for (let i = 0; i < routes.length; i++) {
-      const route = routes[i] as KubeObject;
-      const key = keys[i] as string;
-      const before = entries.get(key);
-      let entry = before;
-      if (entry === undefined || entry.route !== route || entry.context !== context) {
-        entry = attachEntry(route, context, source, options);
-        if (before?.route === route) entry.backends = before.backends;
-        else if (before?.backends !== undefined) {
-          this.#dependents.unregister({ key, deps: before.backends.deps });
-          prior.set(key, before.backends.built.backends);
-        }
-        if (entry.claims !== (before?.claims ?? '')) claimsChanged = true;
-        entries.set(key, entry);
-      }
-      entry.seen = stamp;
-      if (entry.backends !== undefined && (!keepBackends || dirty.has(key))) {
-        this.#dependents.unregister({ key, deps: entry.backends.deps });
-        prior.set(key, entry.backends.built.backends);
-        entry.backends = undefined;
-      }
-      if (entry.attachLog.length > 0) reads.log.push(...entry.attachLog);
-      if (entry.attached.length > 0) attached.push(entry);
-    }
-    if (entries.size > routes.length) {
-      for (const [key, entry] of entries) {
-        if (entry.seen === stamp) continue;
-        if (entry.claims !== '') claimsChanged = true;
-        if (entry.backends !== undefined) this.#dependents.unregister({ key, deps: entry.backends.deps });
-        entries.delete(key);
-      }
-    }
+    // Attach every route first (only those that changed, when the rest are as before): host ownership is decided over all claims at once.
+    const order = this.#order.sorted(reads.list(options.stores.httpRoutes));
+    const step = this.#attacher.step({ order, indexOf: (key) => this.#order.indexOf(key), context, keepBackends, dirty, dependents: this.#dependents, attach: (route) => attachEntry(route, context, source, options) });
+    const { attached, prior } = step;
+    for (const item of step.log) reads.log.push(item);
+    const claimsChanged = step.claimsChanged || this.#ownership === undefined || this.#ownership.context !== context || this.#ownership.base !== claims.ownership;
     if (claimsChanged) {
       const ownership = claims.ownership.fork();
       for (const entry of attached) claimHosts(entry, ownership);
@@ -277,12 +249,14 @@ export class GatewayModelBuilder {
       return { item: lines.tooMany ? undefined : lines.item, served: servedBackends, counted: refused === undefined };
     };
     // Without limits, the last such pass patched at the routes whose parts changed (gateway-route-pass.ts).
-    const changed = unlimited ? changedRoutes(this.#pass, attached, context, ownership) : undefined;
+    const changed = unlimited ? changedRoutes(this.#pass, attached, context, ownership, step.patch) : undefined;
     const patched = changed === undefined ? undefined : patchedPass(this.#pass as RoutePass, attached, changed, visit, this.#served);
     const pass = patched ?? fullPass(attached, context, ownership, visit, this.#served);
     this.#pass = unlimited ? pass : undefined;
     for (const item of pass.log) reads.log.push(item);
-    for (const item of pass.items) items.push(item);
+    items.list = pass.items;
+    // A patched pass is the last one (whose items the last unlimited run holds, or equal ones) but at the changed routes' items.
+    if (patched !== undefined) items.changed = changed?.map((i) => (patched.visits[i] as RouteVisit).item).filter((i) => i >= 0);
     const { served, routeStatus } = pass;
     const redirects = new Map<string, GatewayRedirect>();
     const redirectName = (r: Omit<GatewayRedirect, 'name'>): string => {
@@ -309,7 +283,9 @@ export class GatewayModelBuilder {
       };
     });
     this.#frontends.keep(context.byBind.keys());
-    const { sorted, slotText: ownSlots } = this.#backendList.of(served);
+    // A patched pass's served lists are the last call's (the last pass's) but at the changed routes' places.
+    const servedAt = patched === undefined ? undefined : changed?.map((i) => (patched.visits[i] as RouteVisit).served).filter((i) => i >= 0);
+    const { sorted, slotText: ownSlots } = this.#backendList.of(served, servedAt);
     const status = {
       gatewayClasses: classStatus,
       gateways: context.entries.map((e) => ({
@@ -376,10 +352,11 @@ export function keepOwnedHosts(parent: ParentResult, route: KubeObject, ownershi
 }
 
 function sameItems(a: readonly RouteBudgetItem[], b: readonly RouteBudgetItem[]): boolean {
-  return a.length === b.length && a.every((x, i) => {
-    const y = b[i] as RouteBudgetItem;
-    return x.key === y.key && x.outputBytes === y.outputBytes && x.slots === y.slots && x.claimant.created === y.claimant.created;
-  });
+  return a.length === b.length && a.every((x, i) => sameItem(x, b[i] as RouteBudgetItem));
+}
+
+function sameItem(x: RouteBudgetItem, y: RouteBudgetItem): boolean {
+  return x.key === y.key && x.outputBytes === y.outputBytes && x.slots === y.slots && x.claimant.created === y.claimant.created;
 }
 
 

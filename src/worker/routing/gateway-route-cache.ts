@@ -23,6 +23,16 @@ import { planRoutes, type TableName } from './route-table.js';
 /** Over this many new candidates in a bind, it is sorted whole. */
 const MAX_MERGED = 256;
 
+/** The routes in order, with their keys and, when known, the places whose object changed since the last order (`base`). */
+export interface SortedRoutes {
+  readonly routes: readonly KubeObject[];
+  readonly keys: readonly string[];
+  readonly changes: { readonly base: readonly KubeObject[]; readonly at: readonly number[] } | undefined;
+}
+
+/** Over this many places of a list changed, the list is matched with the last order route by route. */
+const MAX_REPLACED = 64;
+
 export class RouteOrder {
   #list: readonly KubeObject[] | undefined;
   #sorted: { routes: readonly KubeObject[]; keys: readonly string[] } = { routes: [], keys: [] };
@@ -33,14 +43,20 @@ export class RouteOrder {
   /** Index in the order of each element of `#list`: a route at the same place of the next list is found without a lookup. */
   #listAt: number[] = [];
 
-  /** `list` oldest first, then by namespace/name, and the `namespace/name` of each. */
-  sorted(list: readonly KubeObject[]): { routes: readonly KubeObject[]; keys: readonly string[] } {
-    if (list === this.#list) return this.#sorted;
-    const kept = list.length === this.#sorted.routes.length ? this.#reordered(list) : undefined;
+  /**
+   * `list` oldest first, then by namespace/name, and the `namespace/name` of each; `changes`,
+   * when the order is the last call's (`base`) with other objects at some places, says which
+   * (ascending); undefined when the list was sorted again.
+   */
+  sorted(list: readonly KubeObject[]): SortedRoutes {
+    const base = this.#sorted.routes;
+    if (list === this.#list) return { ...this.#sorted, changes: { base, at: [] } };
+    const kept = list.length === base.length ? (this.#replaced(list) ?? this.#reordered(list)) : undefined;
     this.#list = list;
     if (kept !== undefined) {
       this.#listAt = kept.at;
-      return (this.#sorted = { routes: kept.routes, keys: this.#sorted.keys });
+      this.#sorted = { routes: kept.routes, keys: this.#sorted.keys };
+      return { ...this.#sorted, changes: { base, at: kept.changed.sort((a, b) => a - b) } };
     }
     const keyed = list.map((route, at) => ({ route, at, created: creationTime(route), key: routeKey(route) }));
     keyed.sort((a, b) => a.created - b.created || a.key.localeCompare(b.key));
@@ -50,17 +66,51 @@ export class RouteOrder {
     const listAt = new Array<number>(list.length);
     keyed.forEach((k, index) => (listAt[k.at] = index));
     this.#listAt = listAt;
-    return this.#sorted;
+    return { ...this.#sorted, changes: undefined };
+  }
+
+  /** The place of the route `key` in the last order. */
+  indexOf(key: string): number | undefined {
+    return this.#at.get(key)?.index;
+  }
+
+  /**
+   * The previous order with `list`'s objects, when `list` is the last list but at a few places,
+   * each holding the route of the same key and creation time; undefined otherwise.
+   */
+  #replaced(list: readonly KubeObject[]): { routes: KubeObject[]; at: number[]; changed: number[] } | undefined {
+    const last = this.#list;
+    if (last === undefined || last.length !== list.length) return undefined;
+    const places: number[] = [];
+    for (let i = 0; i < list.length; i++) {
+      if (list[i] === last[i]) continue;
+      if (places.length === MAX_REPLACED) return undefined;
+      places.push(i);
+    }
+    const lastAt = this.#listAt;
+    const routes = this.#sorted.routes.slice();
+    const changed: number[] = [];
+    for (const i of places) {
+      const route = list[i] as KubeObject;
+      const at = lastAt[i] as number;
+      const known = this.#at.get(routeKey(route));
+      if (known === undefined || known.index !== at || creationTime(route) !== known.created) return undefined;
+      routes[at] = route;
+      this.#index.set(route, at);
+      changed.push(at);
+    }
+    return { routes, at: lastAt, changed };
   }
 
   /** The previous order with `list`'s objects, when it holds the same keys with the same creation times; and the index of each in it. */
-  #reordered(list: readonly KubeObject[]): { routes: KubeObject[]; at: number[] } | undefined {
+  #reordered(list: readonly KubeObject[]): { routes: KubeObject[]; at: number[]; changed: number[] } | undefined {
     const previous = this.#sorted.routes;
     const last = this.#list ?? [];
     const lastAt = this.#listAt;
     const out = new Array<KubeObject | undefined>(list.length);
     const places = new Array<number>(list.length);
     const index = this.#index;
+    const changed: number[] = [];
     for (let i = 0; i < list.length; i++) {
       const route = list[i] as KubeObject;
       // The object this order placed there: its key and creation time are the same.
@@ -70,12 +120,13 @@ export class RouteOrder {
         if (known === undefined || creationTime(route) !== known.created) return undefined;
         at = known.index;
         index.set(route, at);
+        if (previous[at] !== route) changed.push(at);
       }
       if (out[at] !== undefined) return undefined;
       out[at] = route;
       places[i] = at;
     }
-    return { routes: out as KubeObject[], at: places };
+    return { routes: out as KubeObject[], at: places, changed };
   }
 }
 

@@ -68,12 +68,27 @@ function sameParts(entry: RouteEntry, visit: RouteVisit): boolean {
 
 /**
  * The indexes of the routes of `attached` whose parts changed since `pass`, when it can be
- * patched; undefined when every route must be visited.
+ * patched; undefined when every route must be visited. `patch`, when `attached` is the pass's
+ * entries but at the places `touched` (ascending), limits the search to those.
  */
-export function changedRoutes(pass: RoutePass | undefined, attached: readonly RouteEntry[], context: GatewayContext, ownership: HostOwnership): number[] | undefined {
+export function changedRoutes(
+  pass: RoutePass | undefined,
+  attached: readonly RouteEntry[],
+  context: GatewayContext,
+  ownership: HostOwnership,
+  patch?: { readonly from: readonly RouteEntry[]; readonly touched: readonly number[] },
+): number[] | undefined {
   if (pass === undefined || pass.context !== context || pass.ownership !== ownership || pass.entries.length !== attached.length) return undefined;
   const changed: number[] = [];
   const { entries, visits } = pass;
+  if (patch !== undefined && patch.from === entries) {
+    for (const i of patch.touched) {
+      if (sameParts(attached[i] as RouteEntry, visits[i] as RouteVisit)) continue;
+      if ((visits[i] as RouteVisit).logged || changed.length >= MAX_PATCHED) return undefined;
+      changed.push(i);
+    }
+    return changed;
+  }
   for (let i = 0; i < attached.length; i++) {
     const entry = attached[i] as RouteEntry;
     if (entry.key !== (entries[i] as RouteEntry).key) return undefined;
