@@ -5,8 +5,11 @@
 // slices, changedWindow, or, when the render patches the render sent before, its edits as windows) and
 // the changed part of each changed file (textWindow). The helper writes the private copy, runs the check
 // when the structure changed, and answers. While no check is pending the helper does not keep
-// the controller's event loop alive.
+// the controller's event loop alive. The helper runs below the controller's CPU priority
+// (`niceness`): its checks are background work, and an endpoint change's runtime operations
+// (the controller's sends, and whatever shares its CPUs: an agent, an HAProxy) go first.
 import { fork, type ChildProcess } from 'node:child_process';
+import { getPriority, setPriority } from 'node:os';
 import { changedWindow } from '../deploy/config-index.js';
 import { textWindow } from './text-window.js';
 import type { AuxiliaryFiles, RenderPatch, TextEdit } from '../../worker/protocol.js';
@@ -17,7 +20,12 @@ import type { HaproxyRenderCheckerOptions, HaproxyVerdict, RenderChecker } from 
 export interface CheckHelperOptions extends Pick<HaproxyRenderCheckerOptions, 'directories' | 'binary'> {
   /** Auxiliary files that are runtime state wholly. @default ['server-slots.txt'] */
   readonly runtimeFiles?: readonly string[];
+  /** How far below the controller's own CPU priority the helper (and its `haproxy -c`) runs. @default HELPER_NICENESS */
+  readonly niceness?: number;
 }
+
+/** The helper's niceness above the controller's (0 to 19): a check waits while the controller or its neighbours need the CPU. */
+export const HELPER_NICENESS = 10;
 
 export interface CheckHelperStats {
   readonly checks: number;
@@ -167,6 +175,7 @@ export class CheckHelper {
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
+    this.#lowerPriority(child);
     this.#started++;
     this.#child = child;
     this.#sent = undefined;
@@ -186,6 +195,21 @@ export class CheckHelper {
     });
     this.#idle();
     return child;
+  }
+
+  /** Best effort: where priorities cannot be changed, the helper runs at the controller's. */
+  #lowerPriority(child: ChildProcess): void {
+    if (child.pid === undefined) return;
+    try {
+      setPriority(child.pid, Math.min(19, getPriority() + (this.#options.niceness ?? HELPER_NICENESS)));
+    } catch {
+      // Not permitted, or the child is already gone (its exit is reported on its own).
+    }
+  }
+
+  /** The helper process's id while one runs (diagnostics, tests). */
+  get pid(): number | undefined {
+    return this.#child?.pid;
   }
 
   /** Pending checks fail with `error`; the helper's state is forgotten (a new one gets everything). */

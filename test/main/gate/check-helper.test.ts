@@ -2,7 +2,8 @@
 // the previous one, and runs the check only when the render's structure changed or the previous
 // render did not pass.
 import { describe, expect, it } from 'vitest';
-import { CheckHelper } from '../../../src/main/gate/check-helper.js';
+import { getPriority } from 'node:os';
+import { CheckHelper, HELPER_NICENESS } from '../../../src/main/gate/check-helper.js';
 import { haproxyVersion } from '../../../src/main/haproxy/haproxy-check.js';
 import { loadTemplateSet } from '../../../src/main/template-set/template-set.js';
 import { endpointSlice, ingress, renderOk, rule, service } from '../../helpers/cluster.js';
@@ -157,6 +158,21 @@ describe.runIf(realHaproxy)('CheckHelper (haproxy -c in a helper process)', () =
       expect(helper.stats.skipped).toBe(0);
     } finally {
       helper.close();
+    }
+  });
+
+  it('runs the helper below the controller\'s CPU priority, by the niceness given', async () => {
+    const render = await renders();
+    const own = getPriority();
+    for (const [niceness, expected] of [[undefined, Math.min(19, own + HELPER_NICENESS)], [3, Math.min(19, own + 3)]] as const) {
+      const helper = new CheckHelper({ directories: DIRECTORIES, ...(niceness === undefined ? {} : { niceness }) });
+      try {
+        const verdict = helper.check(render(['10.0.0.1']), signal());
+        expect(getPriority(helper.pid as number)).toBe(expected);
+        expect(await verdict).toMatchObject({ ok: true });
+      } finally {
+        helper.close();
+      }
     }
   });
 });
