@@ -62,11 +62,20 @@ export class CheckHelper {
   #started = 0;
 
   constructor(options: CheckHelperOptions) {
+    const niceness = options.niceness;
+    if (niceness !== undefined && (!Number.isInteger(niceness) || niceness < 0 || niceness > 19)) {
+      throw new TypeError(`niceness must be an integer from 0 to 19, got ${String(niceness)}`);
+    }
     this.#options = options;
   }
 
   get stats(): CheckHelperStats {
     return { checks: this.#checks, skipped: this.#skipped, started: this.#started };
+  }
+
+  /** The helper process's id while one runs (diagnostics, tests). */
+  get pid(): number | undefined {
+    return this.#child?.pid;
   }
 
   /** A RenderChecker backed by this helper. */
@@ -205,11 +214,6 @@ export class CheckHelper {
     } catch {
       // Not permitted, or the child is already gone (its exit is reported on its own).
     }
-  }
-
-  /** The helper process's id while one runs (diagnostics, tests). */
-  get pid(): number | undefined {
-    return this.#child?.pid;
   }
 
   /** Pending checks fail with `error`; the helper's state is forgotten (a new one gets everything). */

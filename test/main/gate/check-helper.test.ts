@@ -174,5 +174,6 @@ describe.runIf(realHaproxy)('CheckHelper (haproxy -c in a helper process)', () =
         helper.close();
       }
     }
+    expect(() => new CheckHelper({ directories: DIRECTORIES, niceness: 20 })).toThrow('niceness must be an integer from 0 to 19, got 20');
   });
 });
