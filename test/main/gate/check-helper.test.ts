@@ -168,6 +168,7 @@ describe.runIf(realHaproxy)('CheckHelper (haproxy -c in a helper process)', () =
       const helper = new CheckHelper({ directories: DIRECTORIES, ...(niceness === undefined ? {} : { niceness }) });
       try {
         const verdict = helper.check(render(['10.0.0.1']), signal());
+        await nextTurn();
         expect(getPriority(helper.pid as number)).toBe(expected);
         expect(await verdict).toMatchObject({ ok: true });
       } finally {
@@ -176,4 +177,35 @@ describe.runIf(realHaproxy)('CheckHelper (haproxy -c in a helper process)', () =
     }
     expect(() => new CheckHelper({ directories: DIRECTORIES, niceness: 20 })).toThrow('niceness must be an integer from 0 to 19, got 20');
   });
+
+  it('hands a render to the helper only after the work already queued in this turn (the runtime sends of the same render)', async () => {
+    const render = await renders();
+    const helper = new CheckHelper({ directories: DIRECTORIES });
+    try {
+      const order: string[] = [];
+      const verdict = helper.check(render(['10.0.0.1']), signal());
+      process.nextTick(() => order.push(`tick: ${helper.stats.checks} sent`));
+      void Promise.resolve().then(() => order.push(`microtask: ${helper.stats.checks} sent`));
+      await nextTurn();
+      order.push(`next turn: ${helper.stats.checks} sent`);
+      expect(order).toEqual(['microtask: 0 sent', 'tick: 0 sent', 'next turn: 1 sent']);
+      expect(await verdict).toMatchObject({ ok: true });
+    } finally {
+      helper.close();
+    }
+  });
+
+  it('fails a check called before close() instead of starting a new helper for it', async () => {
+    const render = await renders();
+    const helper = new CheckHelper({ directories: DIRECTORIES });
+    const verdict = helper.check(render(['10.0.0.1']), signal());
+    helper.close();
+    await expect(verdict).rejects.toThrow('the check helper was closed');
+    expect(helper.stats).toMatchObject({ checks: 0, started: 0 });
+  });
 });
+
+/** Lets the current turn of the event loop end (microtasks, process.nextTick, then the immediates queued before). */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
