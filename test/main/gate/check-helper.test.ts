@@ -2,7 +2,8 @@
 // the previous one, and runs the check only when the render's structure changed or the previous
 // render did not pass.
 import { describe, expect, it } from 'vitest';
-import { CheckHelper } from '../../../src/main/gate/check-helper.js';
+import { getPriority } from 'node:os';
+import { CheckHelper, HELPER_NICENESS } from '../../../src/main/gate/check-helper.js';
 import { haproxyVersion } from '../../../src/main/haproxy/haproxy-check.js';
 import { loadTemplateSet } from '../../../src/main/template-set/template-set.js';
 import { endpointSlice, ingress, renderOk, rule, service } from '../../helpers/cluster.js';
@@ -159,4 +160,52 @@ describe.runIf(realHaproxy)('CheckHelper (haproxy -c in a helper process)', () =
       helper.close();
     }
   });
+
+  it('runs the helper below the controller\'s CPU priority, by the niceness given', async () => {
+    const render = await renders();
+    const own = getPriority();
+    for (const [niceness, expected] of [[undefined, Math.min(19, own + HELPER_NICENESS)], [3, Math.min(19, own + 3)]] as const) {
+      const helper = new CheckHelper({ directories: DIRECTORIES, ...(niceness === undefined ? {} : { niceness }) });
+      try {
+        const verdict = helper.check(render(['10.0.0.1']), signal());
+        await nextTurn();
+        expect(getPriority(helper.pid as number)).toBe(expected);
+        expect(await verdict).toMatchObject({ ok: true });
+      } finally {
+        helper.close();
+      }
+    }
+    expect(() => new CheckHelper({ directories: DIRECTORIES, niceness: 20 })).toThrow('niceness must be an integer from 0 to 19, got 20');
+  });
+
+  it('hands a render to the helper only after the work already queued in this turn (the runtime sends of the same render)', async () => {
+    const render = await renders();
+    const helper = new CheckHelper({ directories: DIRECTORIES });
+    try {
+      const order: string[] = [];
+      const verdict = helper.check(render(['10.0.0.1']), signal());
+      process.nextTick(() => order.push(`tick: ${helper.stats.checks} sent`));
+      void Promise.resolve().then(() => order.push(`microtask: ${helper.stats.checks} sent`));
+      await nextTurn();
+      order.push(`next turn: ${helper.stats.checks} sent`);
+      expect(order).toEqual(['microtask: 0 sent', 'tick: 0 sent', 'next turn: 1 sent']);
+      expect(await verdict).toMatchObject({ ok: true });
+    } finally {
+      helper.close();
+    }
+  });
+
+  it('fails a check called before close() instead of starting a new helper for it', async () => {
+    const render = await renders();
+    const helper = new CheckHelper({ directories: DIRECTORIES });
+    const verdict = helper.check(render(['10.0.0.1']), signal());
+    helper.close();
+    await expect(verdict).rejects.toThrow('the check helper was closed');
+    expect(helper.stats).toMatchObject({ checks: 0, started: 0 });
+  });
 });
+
+/** Lets the current turn of the event loop end (microtasks, process.nextTick, then the immediates queued before). */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
