@@ -221,7 +221,8 @@ async function isRegularFile(path: string): Promise<boolean> {
  */
 async function patchAtomically(dir: string, name: string, edits: readonly TextEdit[], layout: Layout, mode: number): Promise<Layout | undefined> {
   const old = await readKept(join(dir, name), layout.bytes);
-  const ordered = old === undefined ? undefined : checkedEdits(edits, old.length);
+  if (old === undefined) return undefined;
+  const ordered = checkedEdits(edits, old.length);
   if (ordered === undefined) return undefined;
   const pieces: Buffer[] = [];
   let at = 0;
@@ -232,7 +233,7 @@ async function patchAtomically(dir: string, name: string, edits: readonly TextEd
     pieces.push(old.subarray(at, edit.at), text);
     at = edit.at + edit.remove;
   }
-  pieces.push((old as Buffer).subarray(at));
+  pieces.push(old.subarray(at));
   await writeAtomically(dir, name, pieces, mode);
   return { bytes: pieces.reduce((n, piece) => n + piece.length, 0), ascii };
 }
