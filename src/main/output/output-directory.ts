@@ -246,7 +246,8 @@ async function patchAtomically(dir: string, name: string, edits: readonly TextEd
 async function readKept(path: string, bytes: number): Promise<Buffer | undefined> {
   let handle: FileHandle;
   try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    // Non-blocking, so that a FIFO put in its place cannot hold a thread of the pool.
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return undefined;
   }

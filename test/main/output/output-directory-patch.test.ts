@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { lstat, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -108,5 +109,17 @@ describe('OutputDirectory patch reads and its record', () => {
     // A new writer on the same directory still knows what the last one left: a.txt is gone, b.txt goes next.
     await new OutputDirectory(root).write('global\n', aux(), { id: 'w5' });
     expect((await readdir(join(root, 'files'))).filter((name) => !name.endsWith('.tmp'))).toEqual([]);
+  });
+});
+
+describe('OutputDirectory patches beside a FIFO', () => {
+  it('writes the whole text, without waiting for a writer, when a FIFO stands where the patched file was', async () => {
+    const out = new OutputDirectory(root);
+    await out.write('global\n# 1\n', aux(), { id: 'w1' });
+    await rm(join(root, 'haproxy.cfg'));
+    execFileSync('mkfifo', [join(root, 'haproxy.cfg')]);
+    await out.write('global\n# 2\n', aux(), { id: 'w2', changed: { from: 'w1', files: ['config'], edits: { config: [{ at: 9, remove: 1, text: '2' }] } } });
+    expect((await lstat(join(root, 'haproxy.cfg'))).isFile()).toBe(true);
+    expect(await config()).toBe('global\n# 2\n');
   });
 });
