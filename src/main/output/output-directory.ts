@@ -10,6 +10,7 @@
 // written from the file on disk, read on the thread pool, with the edited byte ranges replaced:
 // the main thread encodes only the edits, never the whole text (the temp file and rename as ever).
 import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
 import { lstat, mkdir, open, readFile, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AuxiliaryFiles, OutputPaths, TextEdit } from '../../worker/protocol.js';
@@ -77,6 +78,8 @@ export class OutputDirectory {
   #queue: Promise<unknown> = Promise.resolve();
   /** The hint id of the last write that succeeded. */
   #lastId: string | undefined;
+  /** The record's text as this writer last wrote it. */
+  #recordText: string | undefined;
   /** By path relative to the root, the layout of each file as this writer last wrote it. */
   readonly #layouts = new Map<string, Layout>();
 
@@ -154,7 +157,13 @@ export class OutputDirectory {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       }
     }
-    await writeAtomically(this.root, RECORD_FILE, `${JSON.stringify(next)}\n`, 0o644);
+    // A record that says what the one on disk says is not written again (a runtime change's files
+    // keep their entries: the same write after write).
+    const recordText = `${JSON.stringify(next)}\n`;
+    if (recordText !== this.#recordText) {
+      await writeAtomically(this.root, RECORD_FILE, recordText, 0o644);
+      this.#recordText = recordText;
+    }
     this.#record = next;
     this.#lastId = hint?.id;
     return { written, unchanged, removed };
@@ -211,15 +220,9 @@ async function isRegularFile(path: string): Promise<boolean> {
  * longer the size it was written with or an edit is out of range: the caller writes it whole.
  */
 async function patchAtomically(dir: string, name: string, edits: readonly TextEdit[], layout: Layout, mode: number): Promise<Layout | undefined> {
-  let old: Buffer;
-  try {
-    const stats = await lstat(join(dir, name));
-    if (!stats.isFile() || stats.size !== layout.bytes) return undefined;
-    old = await readFile(join(dir, name));
-  } catch {
-    return undefined;
-  }
-  const ordered = old.length === layout.bytes ? checkedEdits(edits, old.length) : undefined;
+  const old = await readKept(join(dir, name), layout.bytes);
+  if (old === undefined) return undefined;
+  const ordered = checkedEdits(edits, old.length);
   if (ordered === undefined) return undefined;
   const pieces: Buffer[] = [];
   let at = 0;
@@ -233,6 +236,37 @@ async function patchAtomically(dir: string, name: string, edits: readonly TextEd
   pieces.push(old.subarray(at));
   await writeAtomically(dir, name, pieces, mode);
   return { bytes: pieces.reduce((n, piece) => n + piece.length, 0), ascii };
+}
+
+/**
+ * The file at `path` when it is a regular file of `bytes` bytes (a symlink is never followed),
+ * read with as few reads as the kernel allows: into one buffer of the size it was written with,
+ * not in readFile's fixed chunks, each of which costs the main thread a callback. Undefined otherwise.
+ */
+async function readKept(path: string, bytes: number): Promise<Buffer | undefined> {
+  let handle: FileHandle;
+  try {
+    // Non-blocking, so that a FIFO put in its place cannot hold a thread of the pool.
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile() || stats.size !== bytes) return undefined;
+    const buffer = Buffer.allocUnsafe(bytes);
+    let filled = 0;
+    while (filled < bytes) {
+      const { bytesRead } = await handle.read(buffer, filled, bytes - filled, filled);
+      if (bytesRead === 0) return undefined;
+      filled += bytesRead;
+    }
+    return buffer;
+  } catch {
+    return undefined;
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
 }
 
 /** Temp file (exclusive create: never through a symlink), flushed, then renamed over `name`. */

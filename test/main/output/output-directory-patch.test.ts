@@ -1,4 +1,5 @@
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { lstat, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -68,5 +69,57 @@ describe('OutputDirectory writes given as edits', () => {
     await out.write('# é\nglobal\n# x\n', aux(), { id: 'w2', changed: { from: 'w1', files: ['config'], edits: { config: [{ at: 11, remove: 0, text: '# x\n' }] } } });
     expect(await config()).toBe('# é\nglobal\n# x\n');
     expect((await stat(join(root, 'haproxy.cfg'))).mode & 0o777).toBe(0o644);
+  });
+});
+
+describe('OutputDirectory patch reads and its record', () => {
+  const patchWrite = (out: OutputDirectory, from: string, id: string, digit: string): Promise<unknown> =>
+    out.write(`global\n# ${digit}\n`, aux(), { id, changed: { from, files: ['config'], edits: { config: [{ at: 9, remove: 1, text: digit }] } } });
+
+  it('never reads through a symlink put in place of the file it patches: the symlink is replaced and its target left alone', async () => {
+    const out = new OutputDirectory(root);
+    await out.write('global\n# 1\n', aux(), { id: 'w1' });
+    const outside = join(root, '..', `outside-${Math.random().toString(36).slice(2)}`);
+    // The same size as the config written, so only the symlink check can tell them apart.
+    await writeFile(outside, 'GLOBAL\n# X\n');
+    await rm(join(root, 'haproxy.cfg'));
+    await symlink(outside, join(root, 'haproxy.cfg'));
+    try {
+      await patchWrite(out, 'w1', 'w2', '2');
+      expect((await lstat(join(root, 'haproxy.cfg'))).isSymbolicLink()).toBe(false);
+      expect(await config()).toBe('global\n# 2\n');
+      expect(await readFile(outside, 'utf8')).toBe('GLOBAL\n# X\n');
+    } finally {
+      await rm(outside, { force: true });
+    }
+  });
+
+  it('leaves the record file untouched by writes that record the same files, and rewrites it when they differ', async () => {
+    const out = new OutputDirectory(root);
+    const record = join(root, '.haptic-output.json');
+    await out.write('global\n# 1\n', aux({ 'a.txt': 'a' }), { id: 'w1' });
+    await patchWrite(out, 'w1', 'w2', '2');
+    const before = await stat(record);
+    await patchWrite(out, 'w2', 'w3', '3');
+    expect((await stat(record)).ino).toBe(before.ino);
+    expect(await config()).toBe('global\n# 3\n');
+    await out.write('global\n# 4\n', aux({ 'b.txt': 'b' }), { id: 'w4' });
+    expect((await stat(record)).ino).not.toBe(before.ino);
+    expect(Object.keys(JSON.parse(await readFile(record, 'utf8')) as object).sort()).toEqual(['files/b.txt', 'haproxy.cfg']);
+    // A new writer on the same directory still knows what the last one left: a.txt is gone, b.txt goes next.
+    await new OutputDirectory(root).write('global\n', aux(), { id: 'w5' });
+    expect((await readdir(join(root, 'files'))).filter((name) => !name.endsWith('.tmp'))).toEqual([]);
+  });
+});
+
+describe('OutputDirectory patches beside a FIFO', () => {
+  it('writes the whole text, without waiting for a writer, when a FIFO stands where the patched file was', async () => {
+    const out = new OutputDirectory(root);
+    await out.write('global\n# 1\n', aux(), { id: 'w1' });
+    await rm(join(root, 'haproxy.cfg'));
+    execFileSync('mkfifo', [join(root, 'haproxy.cfg')]);
+    await out.write('global\n# 2\n', aux(), { id: 'w2', changed: { from: 'w1', files: ['config'], edits: { config: [{ at: 9, remove: 1, text: '2' }] } } });
+    expect((await lstat(join(root, 'haproxy.cfg'))).isFile()).toBe(true);
+    expect(await config()).toBe('global\n# 2\n');
   });
 });
