@@ -19,4 +19,6 @@ export interface ModelSource extends StoreReader {
   reject(reason: string): void;
   /** The objects of a store the guard rejected whole, raw as the store holds them (their claims are held, see held-claims.ts). */
   rejected?(store: string): readonly KubeObject[];
+  /** What the render gate leaves out of these reads, as a key: equal keys, equal exclusions. Absent means none. */
+  readonly exclusionKey?: string;
 }

@@ -1,9 +1,10 @@
 // Which Ingresses a render serves: those of one of our classes (see ingress-class.ts) that the
 // object guard did not reject as a whole. The leader publishes load-balancer addresses in the
 // status of exactly these. The list is kept per Ingress store and computed again only when the
-// store, the class policy, the guard context or the annotation checks changed, so an unchanged
-// cluster costs a lookup per render (and the same frozen list); after a store change the Ingresses
-// of the last list keep their decision (found by identity), and only the changed ones are decided.
+// store, the class policy, the guard context, the annotation checks or the render gate's
+// exclusions changed, so an unchanged cluster costs a lookup per render (and the same frozen
+// list); after a store change the Ingresses of the last list keep their decision (found by
+// identity), and only the changed ones are decided.
 import { annotationChecksGeneration } from '../store/annotation-checks.js';
 import { activeGuardContext, type GuardContext } from '../store/guard-context.js';
 import { compareKeys, objectKey, type IndexedStore } from '../store/indexed-store.js';
@@ -18,6 +19,8 @@ interface Cached {
   readonly policy: string;
   readonly context: GuardContext;
   readonly checks: number;
+  /** The render gate's exclusions the list was read under (render-exclusions.ts). */
+  readonly exclusions: string;
   readonly keys: readonly string[];
   /** Each Ingress of the list the keys came from, with its key if served (list-reuse.ts). */
   readonly decided: ListReuse<KubeObject, string | null>;
@@ -32,8 +35,9 @@ export function servedIngresses(source: ModelSource, options: ModelOptions): rea
   const policy = classPolicy(source, options);
   const context = activeGuardContext();
   const checks = annotationChecksGeneration();
+  const exclusions = source.exclusionKey ?? '';
   const known = cache.get(store);
-  const same = known !== undefined && known.policy === policy.key && known.context === context && known.checks === checks;
+  const same = known !== undefined && known.policy === policy.key && known.context === context && known.checks === checks && known.exclusions === exclusions;
   if (same && known.generation === store.generation) return known.keys;
   // The Ingresses of the last list keep their decision: only the changed ones are looked at.
   const decided = same ? known.decided : new ListReuse<KubeObject, string | null>((a, b) => compareKeys(objectKey(a), objectKey(b)));
@@ -53,6 +57,6 @@ export function servedIngresses(source: ModelSource, options: ModelOptions): rea
   }
   decided.remember(list, decisions);
   const frozen = Object.freeze(keys);
-  cache.set(store, { generation: store.generation, policy: policy.key, context, checks, keys: frozen, decided });
+  cache.set(store, { generation: store.generation, policy: policy.key, context, checks, exclusions, keys: frozen, decided });
   return frozen;
 }

@@ -41,6 +41,11 @@ export class GuardedReader implements ModelSource {
     this.#exclusions = exclusions;
   }
 
+  /** What the render gate leaves out of this render's reads, as a key (render-exclusions.ts). */
+  get exclusionKey(): string {
+    return this.#exclusions.key;
+  }
+
   /** The structured rejections reported so far in this render, in report order. */
   get rejections(): readonly Rejection[] {
     return this.#rejections;

@@ -31,10 +31,14 @@ export function exclusionKey(kind: string, namespace: string, name: string): str
 export class ExclusionFilter {
   readonly #objects = new Map<string, Exclusion>();
   readonly #namespaces: ReadonlySet<string>;
+  /** What the filter leaves out, as one string: equal filters have equal keys. */
+  readonly key: string;
 
   constructor(exclusions: RenderExclusions | undefined) {
     for (const exclusion of exclusions?.objects ?? []) this.#objects.set(exclusionKey(exclusion.kind, exclusion.namespace, exclusion.name), exclusion);
     this.#namespaces = new Set(exclusions?.namespaces ?? []);
+    const objects = [...this.#objects.entries()].map(([key, exclusion]) => `${key}@${exclusion.version}`).sort();
+    this.key = JSON.stringify([objects, [...this.#namespaces].sort()]);
   }
 
   get empty(): boolean {
