@@ -4,7 +4,9 @@
 // and endpoint changes of route backends go through the Runtime API as Ingress ones do, and the
 // server slot and output budgets, which HTTPRoutes share with Ingresses (route-budget.ts), and
 // the health-check budget (check-budget.ts), taken over both kinds of backends. Without Gateway
-// API objects the model is exactly the Ingress model, object for object.
+// API objects the model is exactly the Ingress model, object for object. Both builders' caches
+// follow store changes only, so when the render gate's exclusions change (a refused object left
+// out, a trial render without some namespaces, or either ending) the model is built afresh.
 import type { RenderBaseline } from '../protocol.js';
 import { CheckBudget } from './check-budget.js';
 import { GatewayModelBuilder } from './gateway-builder.js';
@@ -15,15 +17,21 @@ import type { ModelSource } from './model-source.js';
 import { SERVER_SLOTS_FILE } from './server-slots.js';
 
 export class RoutingBuilder {
-  readonly #ingress: RoutingModelBuilder;
-  readonly #gateway: GatewayModelBuilder;
+  readonly #options: ModelOptions;
+  readonly #values: Readonly<Record<string, unknown>>;
+  #ingress: RoutingModelBuilder;
+  #gateway: GatewayModelBuilder;
   /** Over Ingress and route backends together: the Ingress builder's own covers only its backends. */
-  readonly #checkBudget = new CheckBudget();
+  #checkBudget = new CheckBudget();
+  /** The exclusions the builders' caches were built under (model-source.ts). */
+  #exclusions = '';
   #last: { ingress: RoutingModel; gateway: unknown; model: RoutingModel } | undefined;
   /** The backends of the last model with route backends, and the two lists they were joined from. */
   #joined: { ingress: readonly Backend[]; gateway: readonly Backend[]; backends: readonly Backend[] } | undefined;
 
   constructor(options: ModelOptions, values: Readonly<Record<string, unknown>>) {
+    this.#options = options;
+    this.#values = values;
     this.#ingress = new RoutingModelBuilder(options);
     this.#gateway = new GatewayModelBuilder(options, gatewayOptions(values));
   }
@@ -33,6 +41,8 @@ export class RoutingBuilder {
   }
 
   build(source: ModelSource, baseline: RenderBaseline | undefined, warn: (message: string) => void): RoutingModel {
+    const exclusions = source.exclusionKey ?? '';
+    if (exclusions !== this.#exclusions) this.#forget(exclusions);
     const text = baseline?.auxiliaryFiles.files[SERVER_SLOTS_FILE] ?? '';
     const newline = text.indexOf('\ngw_');
     const at = text.startsWith('gw_') ? 0 : newline < 0 ? -1 : newline + 1;
@@ -59,6 +69,16 @@ export class RoutingBuilder {
     };
     this.#last = { ingress, gateway, model };
     return model;
+  }
+
+  /** Starts both builders over: what they kept was read under other exclusions. */
+  #forget(exclusions: string): void {
+    this.#exclusions = exclusions;
+    this.#ingress = new RoutingModelBuilder(this.#options);
+    this.#gateway = new GatewayModelBuilder(this.#options, gatewayOptions(this.#values));
+    this.#checkBudget = new CheckBudget();
+    this.#last = undefined;
+    this.#joined = undefined;
   }
 
   /** Both lists under the check budget; the last result while both are the same arrays (the budget gives what it gave). */
