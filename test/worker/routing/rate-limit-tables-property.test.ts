@@ -5,20 +5,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Backend } from '../../../src/worker/routing/model.js';
 import { MAX_TABLE_SIZE, RateLimitTables } from '../../../src/worker/routing/rate-limit-tables.js';
+import { rateLimitBackend } from '../../helpers/rate-limit-backend.js';
 
-function backend(name: string, rateLimited: boolean): Backend {
-  return Object.freeze({
-    name,
-    namespace: 'shop',
-    ingress: name,
-    service: 'web',
-    port: '80',
-    dns: false,
-    options: {},
-    ingressOptions: rateLimited ? { rateLimit: { requests: 10, periodMs: 1000, status: 403 } } : {},
-    servers: [],
-  } as unknown as Backend);
-}
+const backend = rateLimitBackend;
 
 /** Each place of the list: which backend of the pool (rate-limited or not, or a new object) holds it. */
 const place = fc.record({ limited: fc.boolean(), fresh: fc.boolean() });

@@ -1,29 +1,17 @@
 // The rate-limit tables of all backends share one budget of entries, so a tenant's many
 // rate-limited Ingresses cannot let clients with many addresses fill HAProxy's memory.
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Backend } from '../../../src/worker/routing/model.js';
 import { MAX_TABLE_SIZE, MIN_TABLE_SIZE, RATE_LIMIT_ENTRIES, RateLimitTables, tableSize } from '../../../src/worker/routing/rate-limit-tables.js';
 import type { KubeObject, TemplateSetSource } from '../../../src/worker/protocol.js';
 import { defaultTemplateSet, endpointSlice, ingress, renderOk, rule, service } from '../../helpers/cluster.js';
+import { rateLimitBackend } from '../../helpers/rate-limit-backend.js';
 
 let set: TemplateSetSource;
 beforeAll(async () => {
   set = await defaultTemplateSet();
 });
 
-function backend(name: string, rateLimited: boolean): Backend {
-  return Object.freeze({
-    name,
-    namespace: 'shop',
-    ingress: name,
-    service: 'web',
-    port: '80',
-    dns: false,
-    options: {},
-    ingressOptions: rateLimited ? { sslRedirect: { enabled: false, code: 302, port: 443 }, rateLimit: { requests: 10, periodMs: 1000, status: 403 } } : { sslRedirect: { enabled: false, code: 302, port: 443 } },
-    servers: [],
-  } as unknown as Backend);
-}
+const backend = rateLimitBackend;
 
 function rateLimited(i: number): KubeObject[] {
   const ns = `t${i}`;
