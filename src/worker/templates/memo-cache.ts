@@ -17,7 +17,7 @@ export interface MemoText {
 }
 
 /** The latest list a keyed loop rendered: its text and where each element's text ends in it. */
-interface LastList {
+export interface LastList {
   readonly list: readonly unknown[];
   readonly text: string;
   readonly ends: readonly number[];
@@ -91,8 +91,8 @@ export class MemoCache {
   }
 }
 
-/** `list`'s text from `last`'s, when they share all but a few elements at the ends; undefined otherwise. */
-function spliced(last: LastList, list: readonly unknown[], element: (value: unknown) => string): LastList | undefined {
+/** `list`'s text from `last`'s, when they share all but a few elements at the ends; undefined otherwise. Exported for its tests. */
+export function spliced(last: LastList, list: readonly unknown[], element: (value: unknown) => string): LastList | undefined {
   const before = last.list;
   const n = list.length;
   const m = before.length;
@@ -114,12 +114,26 @@ function spliced(last: LastList, list: readonly unknown[], element: (value: unkn
     midEnds.push((at += text.length));
   }
   const shift = at - oldEnd;
+  // The same text as the latest, known from the pieces: the latest's very string, so that every
+  // later reader (validator, checksum, diff) compares it by identity, not character by character.
+  if (shift === 0 && added === removed && sameTexts(last, prefix, parts)) return { list, text: last.text, ends: last.ends };
   const tail = last.ends.slice(prefix + removed);
   const ends = last.ends.slice(0, prefix).concat(midEnds, shift === 0 ? tail : tail.map((end) => end + shift));
   const text = last.text.slice(0, start) + parts.join('') + last.text.slice(oldEnd);
   // One flat string, as join() gives: whoever reads it next reads it whole.
   void Number(text);
   return { list, text, ends };
+}
+
+/** Whether `parts` are the texts `last` has for its elements from `from` on (as many as `parts`), compared one by one. */
+function sameTexts(last: LastList, from: number, parts: readonly string[]): boolean {
+  for (let i = 0; i < parts.length; i++) {
+    const start = from + i === 0 ? 0 : (last.ends[from + i - 1] as number);
+    const end = last.ends[from + i] as number;
+    const part = parts[i] as string;
+    if (part.length !== end - start || last.text.slice(start, end) !== part) return false;
+  }
+  return true;
 }
 
 /**
