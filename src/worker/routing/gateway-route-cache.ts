@@ -136,6 +136,8 @@ interface BindState {
   readonly tables: BindTables;
   /** Every candidate is a map entry: no redirect, wildcard hostname or condition (the plan is the identity). */
   readonly plain: boolean;
+  /** The map file prefix `result` names: binds are numbered in order, so another bind renumbers this one. */
+  readonly mapPrefix: string;
   readonly result: FrontendRoutes;
 }
 
@@ -161,7 +163,7 @@ export class FrontendRouteCache {
   routes(bind: string, mapPrefix: string, change: BindChange, all: () => readonly LineCandidate[], redirect: (r: Omit<GatewayRedirect, 'name'>) => string): FrontendRoutes {
     const previous = this.#binds.get(bind);
     const size = change.removed.length + change.added.length;
-    if (previous !== undefined && size === 0 && previous.plain) return previous.result;
+    if (previous !== undefined && size === 0 && previous.plain && previous.mapPrefix === mapPrefix) return previous.result;
     const sorted = (previous === undefined || size > MAX_MERGED ? undefined : patchedOrder(previous.sorted, change)) ?? [...all()].sort(compareCandidates);
     const map = (tables: BindTables, name: TableName, file: string): GatewayRouteMaps['hostExact'] => ({ name: `${mapPrefix}${file}`, entries: tables.entries(name) });
     const maps = (tables: BindTables): GatewayRouteMaps => ({
@@ -178,7 +180,7 @@ export class FrontendRouteCache {
         if (previous.tables.patch(removed, added, mapped)) {
           const tables = previous.tables;
           const result = { maps: maps(tables), lines: NO_LINES, lateLines: NO_LINES, wildcardLabels: NO_WILDCARDS };
-          this.#binds.set(bind, { sorted, tables, plain: true, result });
+          this.#binds.set(bind, { sorted, tables, plain: true, mapPrefix, result });
           return result;
         }
       }
@@ -193,7 +195,7 @@ export class FrontendRouteCache {
       lateLines: plain ? NO_LINES : plan.late.map((route) => route.line),
       wildcardLabels: plain ? NO_WILDCARDS : wildcardLookups(plan.mapped),
     };
-    this.#binds.set(bind, { sorted, tables, plain, result });
+    this.#binds.set(bind, { sorted, tables, plain, mapPrefix, result });
     return result;
   }
 

@@ -8,9 +8,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { checkObjectAs } from '../../../src/worker/store/object-guard.js';
 import type { KubeObject, RenderOutcome, TemplateSetSource } from '../../../src/worker/protocol.js';
-import { defaultTemplateSet, endpointSlice, indexedStores, renderObjects, service, type RenderSuccess } from '../../helpers/cluster.js';
-import { renderAndValidate } from '../../../src/worker/render/renderer.js';
-import { TemplateEngine } from '../../../src/worker/templates/template-engine.js';
+import { defaultTemplateSet, endpointSlice, renderObjects, service, type RenderSuccess } from '../../helpers/cluster.js';
 import { gateway, gatewayClass, httpRoute } from '../../helpers/gateway-objects.js';
 
 const PAYLOADS = ['\n', '\r\n', ' ', '"', "'", '#', '%[src]', '${HOME}', '{', '}', '\\', '\u001b[31m', '*', '..', '/', ':', ';', ' if TRUE', '\nbackend injected', '\n  http-request deny', 'x'.repeat(300), 'X-Haptic-Loop'];
@@ -205,11 +203,7 @@ describe('fuzzing every user-controlled field of HTTPRoute and Gateway', () => {
     expect(expected).toContain("gateway-N-host-prefix.map: good.example.com/app/ gw_shop_good_0_0");
     fc.assert(
       fc.property(neighbours, (objects) => {
-        // A fresh engine per case: the property is about neighbours' data. One long-lived engine
-        // over all cases (seed -180611131) loses the good route's map entries at case 150: an open
-        // incremental-render bug, listed in the README under "Not built yet".
-        const stores = indexedStores(set, [...GOOD, ...objects]);
-        const out = succeed(renderAndValidate(new TemplateEngine(), { set, lookup: (name) => stores.get(name), storeVersion: 1 }));
+        const out = succeed(renderObjects(set, [...GOOD, ...objects]));
         expect(goodRoute(out)).toEqual(expected);
       }),
       { numRuns: 200 },
