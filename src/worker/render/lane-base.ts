@@ -6,6 +6,7 @@
 import type { RenderExclusions, RenderSuccess, TemplateSetSource } from '../protocol.js';
 import type { Backend, RoutingModel } from '../routing/model.js';
 import type { IndexedStore } from '../store/indexed-store.js';
+import { ExclusionFilter } from '../store/render-exclusions.js';
 
 /** What a render leaves for the lane: its output and what it was rendered from. */
 export interface LaneBase {
@@ -118,8 +119,9 @@ export function storeAt(store: IndexedStore | undefined): { store: IndexedStore 
   return { store, generation: store?.generation ?? -1 };
 }
 
+/** The render gate's exclusions as one key: the guarded reader's (ExclusionFilter.key), so both caches agree on "the same exclusions". */
 export function exclusionsKey(exclusions: RenderExclusions | undefined): string {
-  return exclusions === undefined ? '' : JSON.stringify(exclusions);
+  return new ExclusionFilter(exclusions).key;
 }
 
 /** Backend names by the `namespace/service` of their Service. */
