@@ -1,7 +1,7 @@
 // A template set for tests of the render gate's per-object verdict: the default set, with each
-// backend's section also writing its Ingress's `test.haptic/deny-path` annotation raw into
-// `http-request deny if { path -m reg <value> }`, and `test.haptic/set-header` raw into
-// `http-request set-header X-Test <value>`. No object check looks at those annotations, so only
+// backend's section also writing its Ingress's (or, for an HTTPRoute's backend, its HTTPRoute's)
+// `test.haptic/deny-path` annotation raw into `http-request deny if { path -m reg <value> }`, and
+// `test.haptic/set-header` raw into `http-request set-header X-Test <value>`. No object check looks at those annotations, so only
 // HAProxy judges the values: a pattern PCRE2 refuses (`[\d-z]`, which JavaScript accepts), or a
 // header value of two words (read as a condition that is not one), makes `haproxy -c` refuse the config
 // at that backend's line, whatever the validator learns.
@@ -21,16 +21,26 @@ export async function rawAnnotationTemplateSet(): Promise<string> {
   const withoutMemo = base.replace(memo, '  {{#each backends}}\n\n  {{> backend}}\n  {{/each}}\n');
   const header = '    backend {{b.name}}\n';
   if (!withoutMemo.includes(header)) throw new Error('templates/default.yaml no longer opens a backend with `backend {{b.name}}`');
-  const raw = [
-    header.trimEnd(),
-    '    {{#each (fetch "ingresses" b.namespace b.ingress)}}',
+  const annotations = [
     `    {{#with (lookup metadata.annotations "${RAW_DENY_ANNOTATION}")}}`,
     '      http-request deny deny_status 403 if { path -m reg {{this}} }',
     '    {{/with}}',
     `    {{#with (lookup metadata.annotations "${RAW_HEADER_ANNOTATION}")}}`,
     '      http-request set-header X-Test {{this}}',
     '    {{/with}}',
+  ];
+  // `b.kind` is `HTTPRoute` for an HTTPRoute's backend, whose `b.ingress` is the route's name.
+  const raw = [
+    header.trimEnd(),
+    '    {{#if b.kind}}',
+    '    {{#each (fetch "httproutes" b.namespace b.ingress)}}',
+    ...annotations,
     '    {{/each}}',
+    '    {{else}}',
+    '    {{#each (fetch "ingresses" b.namespace b.ingress)}}',
+    ...annotations,
+    '    {{/each}}',
+    '    {{/if}}',
     '',
   ].join('\n');
   return withoutMemo.replace(header, raw);

@@ -32,6 +32,8 @@ export interface OriginInputs {
   readonly reader: StoreReader;
   /** The store the model reads Ingresses from. */
   readonly ingressStore: string;
+  /** The store the model reads HTTPRoutes from (undefined: none). */
+  readonly routeStore?: string | undefined;
 }
 
 /** A cold origin index (no state kept): what OriginIndexer.build gives as well. */
@@ -44,23 +46,25 @@ interface PreviousBuild {
   readonly backends: readonly Backend[];
   /** The object index of each backend of `backends`. */
   readonly indices: Int32Array;
-  /** The object index of each Ingress, by `namespace/name`. */
-  readonly byIngress: ReadonlyMap<string, number>;
+  /** The object index of each Ingress or HTTPRoute, by `kind/namespace/name`. */
+  readonly byObject: ReadonlyMap<string, number>;
   readonly objects: readonly OriginObject[];
   readonly names: Readonly<Record<string, number>>;
 }
+
+/** The kind of object a backend was built for. */
+const kindOf = (backend: Pick<Backend, 'kind'>): string => backend.kind ?? 'Ingress';
 
 /**
  * Builds origin indexes render after render (one per engine), reusing what the previous render
  * built where the model's objects are the same. The result is always what a cold build gives.
  */
 export class OriginIndexer {
-  /** `namespace/name` of each Ingress object seen, and its OriginObject (version included). */
-  readonly #ingressOrigins = new WeakMap<KubeObject, OriginObject>();
-  /** The Ingresses of the latest build, by `namespace/name`, and the list it came from. */
-  #ingresses = new Map<string, KubeObject>();
-  #ingressList: readonly KubeObject[] = [];
-  /** `namespace/ingress` of each backend object. */
+  /** The OriginObject of each Ingress or HTTPRoute object seen (version included). */
+  readonly #objectOrigins = new WeakMap<KubeObject, OriginObject>();
+  /** The objects of each kind of the latest build, by `kind/namespace/name`. */
+  readonly #lists = { Ingress: new KindObjects('Ingress'), HTTPRoute: new KindObjects('HTTPRoute') };
+  /** `kind/namespace/name` of each backend object's origin. */
   readonly #backendKeys = new WeakMap<Backend, string>();
   #previous: PreviousBuild | undefined;
 
@@ -70,19 +74,21 @@ export class OriginIndexer {
       this.#previous = undefined;
       return withSections({ objects: [], names: Object.create(null) as Record<string, number> }, inputs.config);
     }
-    const { ingresses, changed } = this.#ingressesOf(inputs.reader.list(inputs.ingressStore));
-    const kept = this.#previous === undefined || changed === undefined ? undefined : this.#patch(this.#previous, backends, ingresses, changed);
-    const build = kept ?? this.#fullBuild(backends, ingresses);
+    const ingresses = this.#lists.Ingress.update(inputs.reader.list(inputs.ingressStore));
+    const routes = this.#lists.HTTPRoute.update(inputs.routeStore === undefined ? [] : inputs.reader.list(inputs.routeStore));
+    const changed = ingresses === undefined || routes === undefined ? undefined : [...ingresses, ...routes];
+    const kept = this.#previous === undefined || changed === undefined ? undefined : this.#patch(this.#previous, backends, changed);
+    const build = kept ?? this.#fullBuild(backends);
     this.#previous = build;
     return withSections({ objects: build.objects, names: build.names }, inputs.config);
   }
 
   /**
    * The previous build brought up to date, when the backends are the same objects in the same
-   * places but for some that belong to the same Ingress as before: only the changed Ingresses'
+   * places but for some that belong to the same object as before: only the changed objects'
    * versions and the names of changed backends are looked at. Undefined: build afresh.
    */
-  #patch(previous: PreviousBuild, backends: readonly Backend[], ingresses: ReadonlyMap<string, KubeObject>, changed: readonly string[]): PreviousBuild | undefined {
+  #patch(previous: PreviousBuild, backends: readonly Backend[], changed: readonly string[]): PreviousBuild | undefined {
     if (previous.backends.length !== backends.length) return undefined;
     let namesChanged = false;
     let objects: OriginObject[] | undefined;
@@ -98,87 +104,99 @@ export class OriginIndexer {
       const key = this.#keyOf(backend);
       if (key !== this.#keyOf(before)) return undefined;
       if (backend.name !== before.name) namesChanged = true;
-      replace(previous.indices[b] as number, this.#originOf(ingresses.get(key), backend));
+      replace(previous.indices[b] as number, this.#originOf(kindOf(backend), key, backend));
     }
     for (const key of changed) {
-      const index = previous.byIngress.get(key);
+      const index = previous.byObject.get(key);
       if (index === undefined) continue;
       const origin = previous.objects[index] as OriginObject;
-      replace(index, this.#originOf(ingresses.get(key), { namespace: origin.namespace, ingress: origin.name }));
+      replace(index, this.#originOf(origin.kind, key, { namespace: origin.namespace, ingress: origin.name }));
     }
     const names = namesChanged ? namesOf(backends, previous.indices) : previous.names;
     return { ...previous, backends, objects: objects ?? previous.objects, names };
   }
 
-  #fullBuild(backends: readonly Backend[], ingresses: ReadonlyMap<string, KubeObject>): PreviousBuild {
+  #fullBuild(backends: readonly Backend[]): PreviousBuild {
     const objects: OriginObject[] = [];
     const indices = new Int32Array(backends.length);
-    const byIngress = new Map<string, number>();
+    const byObject = new Map<string, number>();
     for (let b = 0; b < backends.length; b++) {
       const backend = backends[b] as Backend;
       const key = this.#keyOf(backend);
-      let index = byIngress.get(key);
+      let index = byObject.get(key);
       if (index === undefined) {
         index = objects.length;
-        objects.push(this.#originOf(ingresses.get(key), backend));
-        byIngress.set(key, index);
+        objects.push(this.#originOf(kindOf(backend), key, backend));
+        byObject.set(key, index);
       }
       indices[b] = index;
     }
-    return { backends, indices, byIngress, objects, names: namesOf(backends, indices) };
+    return { backends, indices, byObject, objects, names: namesOf(backends, indices) };
   }
 
   #keyOf(backend: Backend): string {
     let key = this.#backendKeys.get(backend);
     if (key === undefined) {
-      key = `${backend.namespace}/${backend.ingress}`;
+      key = `${kindOf(backend)}/${backend.namespace}/${backend.ingress}`;
       this.#backendKeys.set(backend, key);
     }
     return key;
   }
 
-  /**
-   * The Ingresses of `list` by `namespace/name`, updated in place where the list changed, and the
-   * keys whose object changed (undefined: the list changed length, everything may have moved).
-   */
-  #ingressesOf(list: readonly KubeObject[]): { ingresses: ReadonlyMap<string, KubeObject>; changed: readonly string[] | undefined } {
-    const before = this.#ingressList;
-    this.#ingressList = list;
-    const keyOf = (object: KubeObject): string => `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
-    if (list.length !== before.length) {
-      this.#ingresses = new Map();
-      for (const ingress of list) this.#ingresses.set(keyOf(ingress), ingress);
-      return { ingresses: this.#ingresses, changed: undefined };
-    }
-    const changed: string[] = [];
-    if (list !== before) {
-      const added: KubeObject[] = [];
-      for (let i = 0; i < list.length; i++) {
-        const old = before[i] as KubeObject;
-        const now = list[i] as KubeObject;
-        if (old === now) continue;
-        const key = keyOf(old);
-        if (this.#ingresses.get(key) === old) this.#ingresses.delete(key);
-        changed.push(key);
-        added.push(now);
-      }
-      for (const ingress of added) {
-        const key = keyOf(ingress);
-        this.#ingresses.set(key, ingress);
-        changed.push(key);
-      }
-    }
-    return { ingresses: this.#ingresses, changed };
-  }
-
-  #originOf(ingress: KubeObject | undefined, backend: Pick<Backend, 'namespace' | 'ingress'>): OriginObject {
-    if (ingress === undefined) return { kind: 'Ingress', namespace: backend.namespace, name: backend.ingress, version: '' };
-    let origin = this.#ingressOrigins.get(ingress);
-    if (origin === undefined || origin.namespace !== backend.namespace || origin.name !== backend.ingress) {
-      origin = { kind: 'Ingress', namespace: backend.namespace, name: backend.ingress, version: objectVersion(ingress) };
-      this.#ingressOrigins.set(ingress, origin);
+  #originOf(kind: string, key: string, backend: Pick<Backend, 'namespace' | 'ingress'>): OriginObject {
+    const object = kind === 'HTTPRoute' ? this.#lists.HTTPRoute.get(key) : this.#lists.Ingress.get(key);
+    if (object === undefined) return { kind, namespace: backend.namespace, name: backend.ingress, version: '' };
+    let origin = this.#objectOrigins.get(object);
+    if (origin === undefined || origin.kind !== kind || origin.namespace !== backend.namespace || origin.name !== backend.ingress) {
+      origin = { kind, namespace: backend.namespace, name: backend.ingress, version: objectVersion(object) };
+      this.#objectOrigins.set(object, origin);
     }
     return origin;
+  }
+}
+
+/** The objects of one kind by `kind/namespace/name`, kept up to date from the store's list. */
+class KindObjects {
+  #objects = new Map<string, KubeObject>();
+  #list: readonly KubeObject[] = [];
+
+  constructor(readonly kind: string) {}
+
+  get(key: string): KubeObject | undefined {
+    return this.#objects.get(key);
+  }
+
+  /**
+   * Follows `list`, updated in place where it changed; returns the keys whose object changed
+   * (undefined: the list changed length, everything may have moved).
+   */
+  update(list: readonly KubeObject[]): readonly string[] | undefined {
+    const before = this.#list;
+    this.#list = list;
+    const keyOf = (object: KubeObject): string => `${this.kind}/${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+    if (list.length !== before.length) {
+      this.#objects = new Map();
+      for (const object of list) this.#objects.set(keyOf(object), object);
+      return undefined;
+    }
+    const changed: string[] = [];
+    if (list === before) return changed;
+    const added: KubeObject[] = [];
+    for (let i = 0; i < list.length; i++) {
+      const old = before[i] as KubeObject;
+      const now = list[i] as KubeObject;
+      if (old === now) continue;
+      const key = keyOf(old);
+      if (this.#objects.get(key) === old) this.#objects.delete(key);
+      changed.push(key);
+      added.push(now);
+    }
+    for (const object of added) {
+      const key = keyOf(object);
+      this.#objects.set(key, object);
+      changed.push(key);
+    }
+    return changed;
   }
 }
 

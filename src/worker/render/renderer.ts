@@ -7,6 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import { contextOf, withGuardContext } from '../store/guard-context.js';
 import type { Finding } from '../routing/findings.js';
+import { gatewayOptions } from '../routing/gateway-model.js';
 import { modelOptions } from '../routing/model.js';
 import { servedIngresses } from '../routing/served-ingresses.js';
 import { GuardedReader } from '../store/guarded-reader.js';
@@ -130,7 +131,7 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
       return rendered;
     });
     const config = output.haproxyConfig;
-    origins = withGuardContext(context, () => state.origins.build({ config, routing: scope.routing, reader, ingressStore: modelOptions(set.values).stores.ingresses }));
+    origins = withGuardContext(context, () => state.origins.build({ config, routing: scope.routing, reader, ingressStore: modelOptions(set.values).stores.ingresses, routeStore: routeStoreOf(set) }));
   } catch (error) {
     return { ok: false, phase: 'render', message: (error as Error).message, warnings, rejections: reader.rejections };
   }
@@ -221,4 +222,10 @@ function outputSizeProblem(config: string, aux: AuxiliaryFiles, configured: unkn
   for (const text of texts) bytes += Buffer.byteLength(text);
   if (bytes <= limit) return null;
   return `the rendered output is ${bytes} bytes (config and auxiliary files), over the limit of ${limit} bytes (values.maxOutputBytes)`;
+}
+
+/** The store HTTPRoutes are read from, when the set declares it. */
+function routeStoreOf(set: TemplateSetSource): string | undefined {
+  const name = gatewayOptions(set.values).stores.httpRoutes;
+  return set.stores.some((def) => def.name === name) ? name : undefined;
 }

@@ -136,6 +136,7 @@ export function routeBackends(
           const base = backendOptionsOf(NO_ANNOTATIONS, service, (m) => reads.warn(m));
           backends.push({
             name: backendName,
+            kind: 'HTTPRoute',
             namespace: ns,
             ingress: name,
             service: ref.name,

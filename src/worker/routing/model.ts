@@ -184,6 +184,8 @@ export interface Backend {
   readonly servers: readonly Server[];
   /** The Service's namespace when it is not `namespace` (an HTTPRoute's backendRef to another namespace). */
   readonly serviceNamespace?: string | undefined;
+  /** `HTTPRoute` for an HTTPRoute's backend (`gw_…`, whose `ingress` is then the route's name); undefined for an Ingress's. */
+  readonly kind?: 'HTTPRoute' | undefined;
   /** Set only for an HTTPRoute backend (`gw_…`): the filters of its rule. */
   readonly gateway?: GatewayFilters | undefined;
   /** Entries of its rate-limit stick-table, when below the default (rate-limit-tables.ts). */

@@ -5,6 +5,7 @@ import { renderAndValidate, withSections } from '../../../src/worker/render/rend
 import { TemplateEngine } from '../../../src/worker/templates/template-engine.js';
 import type { KubeObject, RenderSuccess, TemplateSetSource } from '../../../src/worker/protocol.js';
 import { defaultTemplateSet, endpointSlice, indexedStores, ingress, rule, service } from '../../helpers/cluster.js';
+import { gateway, gatewayClass, httpRoute } from '../../helpers/gateway-objects.js';
 
 function render(engine: TemplateEngine, set: TemplateSetSource, objects: readonly KubeObject[]): RenderSuccess {
   const stores = indexedStores(set, objects);
@@ -48,5 +49,30 @@ describe('origin index', () => {
       expect(view(incremental)).toEqual(view(render(new TemplateEngine(), set, objects)));
     }
     expect(render(engine, set, steps[0] as KubeObject[]).origins?.objects.find((o) => o.namespace === 'shop')?.version).toBe('99');
+  });
+
+  it('ties an HTTPRoute\'s backends to the HTTPRoute, not to an Ingress of the same name, and follows its edits as a cold build does', async () => {
+    const set = await defaultTemplateSet();
+    const route = (version: string, path: string): KubeObject =>
+      httpRoute('shop', 'web', { parentRefs: [{ name: 'gw' }], hostnames: ['route.test'], rules: [{ matches: [{ path: { type: 'PathPrefix', value: path } }], backendRefs: [{ name: 'web', port: 80 }] }] }, { resourceVersion: version });
+    const common = [gatewayClass(), gateway('shop', 'gw', [{ name: 'http', port: 18090 }]), service('shop', 'web'), endpointSlice('shop', 'web', ['10.0.0.1'])];
+    const sameName = ingress('shop', 'web', { rules: [rule('shop.test', { path: '/', service: 'web' })] });
+    const engine = new TemplateEngine();
+    const steps: KubeObject[][] = [
+      [...common, sameName, route('5', '/a')],
+      [...common, sameName, route('6', '/a')],
+      [...common, sameName, route('7', '/b')],
+      [...common, route('7', '/b')],
+      [...common, sameName, route('8', '/b')],
+    ];
+    for (const objects of steps) {
+      const incremental = render(engine, set, objects);
+      expect(view(incremental)).toEqual(view(render(new TemplateEngine(), set, objects)));
+    }
+    const last = render(engine, set, steps[4] as KubeObject[]).origins;
+    const owner = (backend: string) => last?.objects[last.names[backend] as number];
+    expect(owner('gw_shop_web_0_0')).toEqual({ kind: 'HTTPRoute', namespace: 'shop', name: 'web', version: '8' });
+    expect(owner('ing_shop_web_web_80')?.kind).toBe('Ingress');
+    expect(last?.sections.find((s) => s.keyword === 'backend' && s.name === 'gw_shop_web_0_0')?.object).toBe(last?.names.gw_shop_web_0_0);
   });
 });
