@@ -97,6 +97,9 @@ const recentServed = new Map<string, RenderSuccess['servedIngresses']>();
 let newestOrigins: { readonly renderId: string; readonly origins: OriginIndex } | undefined;
 
 export default function render(task: RenderTask): RenderTaskResult {
+  // Changes riding on the task spare a control-channel round trip. Ones from another version are
+  // left alone: the stale answer below reports the replica's version and the main thread syncs it.
+  if (task.sync !== undefined && task.sync.fromVersion === replica.version) replica.apply(task.sync);
   const set = templateSets.get(task.templateSetHash);
   const stale = (missing: StaleReplica['missing']): StaleReplica => ({
     ok: false,

@@ -337,6 +337,8 @@ export interface RenderTask {
   readonly receivedOutputs?: Readonly<Record<number, string>>;
   /** What the render gate takes out of this render (absent: nothing). */
   readonly exclusions?: RenderExclusions;
+  /** Store changes up to `storeVersion` riding on the task; applied when the replica is at their `fromVersion`. */
+  readonly sync?: Extract<ReplicaSync, { readonly kind: 'delta' }>;
 }
 
 /** A worker's replica was not at the version a task named; the main thread syncs and retries. */

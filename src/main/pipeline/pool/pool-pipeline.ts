@@ -1,10 +1,11 @@
 // PoolPipeline: the product's PipelineExecutor. Rendering and validation run on a Piscina pool of
-// worker threads, each holding a versioned replica of the stores. Per execute each worker is sent
-// only the changes since its version (replica-sync.ts), then a task names the store version to
-// render, so the cost grows with the number of changed objects, never with the size of the stores.
+// worker threads, each holding a versioned replica of the stores. A worker is sent only the
+// changes since its version (replica-sync.ts): the one an execute renders on, with its task, which
+// names the store version to render; the others, batched, a little later (spare-sync.ts). So the
+// cost grows with the number of changed objects, never with the size of the stores.
 // Each execute renders on an idle worker it leases (worker-leases.ts), the sticky one while idle.
 // A crashed, timed-out or out-of-memory worker is replaced by piscina; the replacement announces
-// itself (worker-registry.ts), and the next execute gives it a full sync.
+// itself (worker-registry.ts), and the next execute gives it a full sync in the background.
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import type { ResourceLimits } from 'node:worker_threads';
@@ -20,27 +21,12 @@ import type { StoreProvider } from '../../stores/store-provider.js';
 import { assertTemplateSetRenders } from '../../template-set/template-check.js';
 import { OutputReuse } from './output-reuse.js';
 import { ReplicaSyncer, type Timed } from './replica-sync.js';
+import { SpareSync } from './spare-sync.js';
 import { WorkerLeases, type Lease } from './worker-leases.js';
+import { workerModule, type PoolWorkerModule } from './worker-module.js';
 import { WorkerRegistry } from './worker-registry.js';
 
-/** The module each worker thread of the pool loads. */
-export interface PoolWorkerModule {
-  /**
-   * An absolute path or a file URL. Its default export renders a `RenderTask`, and at load it
-   * announces its control port as `src/worker/pool-worker.ts` does; a module that wraps that one
-   * (imports it and calls its `render`) inherits both. A module that throws at load makes the
-   * next `run()` hang, so keep load-time code to what pool-worker.ts does.
-   * @example new URL('./my-worker.js', import.meta.url)
-   */
-  readonly filename: string | URL;
-  /**
-   * Node flags of the worker threads.
-   * @default the built-in module's: `['--import', 'tsx']` when this file runs from `.ts` source, else `[]`
-   */
-  readonly execArgv?: readonly string[];
-  /** `worker_threads.workerData` of each worker; a SharedArrayBuffer in it stays shared with this thread. */
-  readonly workerData?: unknown;
-}
+export type { PoolWorkerModule } from './worker-module.js';
 
 export interface PoolPipelineOptions {
   readonly templateSet: TemplateSetSource;
@@ -111,6 +97,7 @@ export class PoolPipeline implements PipelineExecutor {
   readonly #registry: WorkerRegistry;
   readonly #replicas: ReplicaSyncer;
   readonly #leases: WorkerLeases;
+  readonly #spares: SpareSync;
   readonly #outputs = new OutputReuse();
   #destroyed = false;
   #inFlight = 0;
@@ -158,6 +145,12 @@ export class PoolPipeline implements PipelineExecutor {
       loadBalancer: (task, workers) => this.#leases.pick(task, workers),
     });
     this.#replicas = new ReplicaSyncer(this.#set);
+    this.#spares = new SpareSync({
+      clock: this.#clock,
+      logger: this.#logger,
+      spares: () => [...this.#registry.handles()].filter((w) => !this.#leases.isLeased(w.threadId)),
+      sync: (w, stores, target) => this.#replicas.sync(w, stores, target, (fn) => fn()),
+    });
     this.#leases = new WorkerLeases({
       clock: this.#clock,
       available: () => [...this.#registry.handles()].map((w) => w.threadId).filter((id) => this.#isRunning(id)),
@@ -268,6 +261,7 @@ export class PoolPipeline implements PipelineExecutor {
     if (this.#destroyed) return;
     this.#destroyed = true;
     this.#leases.close();
+    this.#spares.close();
     this.#registry.close();
     await this.#pool.destroy();
   }
@@ -280,10 +274,17 @@ export class PoolPipeline implements PipelineExecutor {
    */
   async #renderAt(signal: AbortSignal, stores: StoreProvider, target: number, mode: PipelineMode, options: ExecuteOptions): Promise<CheckedPipelineResult> {
     const lease = await this.#leases.acquire(this.#preferredThread, signal, this.#timeoutMs + this.#startTimeoutMs);
+    let caughtUp: Promise<void> | undefined;
     try {
-      return await this.#renderOn(lease, signal, stores, target, mode, options);
+      const result = await this.#renderOn(lease, signal, stores, target, mode, options);
+      // A spare that holds nothing yet (new, replaced, other stores) or lags far is synced before
+      // the result is handed over, as it was in the first pool; the others only later.
+      caughtUp = this.#spares.executed(stores);
+      await caughtUp;
+      return result;
     } finally {
       this.#leases.release(lease);
+      if (caughtUp === undefined) void this.#spares.executed(stores);
     }
   }
 
@@ -297,22 +298,17 @@ export class PoolPipeline implements PipelineExecutor {
         dispatchMs += this.#clock.monotonic() - t0;
       }
     };
-    // Only the leased worker is waited for; the free ones catch up in the background (syncs to
-    // one worker are serialised, so they stay in order), and are awaited only after the render,
-    // so that their main-thread time still counts in this execute's dispatch time. Workers other
-    // executes lease are skipped: one that is rendering answers a sync only once its render ends,
-    // and awaiting that would hold this execute behind a render it has no part in (one an aborted
-    // execute left running, say). Whoever leases such a worker next syncs it first. A task that
+    // Only the leased worker is brought to the stores before its render: mostly by the changes
+    // riding on its task, over its control channel when it needs a template set or a full sync.
+    // The others catch up later (spare-sync.ts); whoever leases one syncs it first. A task that
     // lands on a worker that is behind gets a stale answer, and that worker is synced before the retry.
-    let waited: Promise<void> = Promise.resolve();
-    const background: Promise<unknown>[] = [];
-    for (const w of this.#registry.handles()) {
-      if (w.threadId !== lease.threadId && this.#leases.isLeased(w.threadId)) continue;
-      const sync = this.#replicas.sync(w, stores, target, timed);
-      if (w.threadId === lease.threadId) waited = sync;
-      else background.push(sync.catch((error: unknown) => this.#logger.warn({ err: error, threadId: w.threadId }, 'sync of a spare worker failed')));
+    const own = this.#registry.get(lease.threadId);
+    let riding: RenderTask['sync'];
+    if (own !== undefined) {
+      await this.#replicas.settled(own);
+      riding = timed(() => this.#replicas.riding(own, stores, target));
+      if (riding === undefined) await this.#replicas.sync(own, stores, target, timed);
     }
-    await waited;
     const renderId = randomUUID();
     const baselineRef = options.baseline === undefined ? undefined : this.#outputs.idOf(options.baseline);
     let task: RenderTask = {
@@ -323,18 +319,23 @@ export class PoolPipeline implements PipelineExecutor {
       ...(baselineRef !== undefined ? { baselineRef } : options.baseline !== undefined ? { baseline: options.baseline } : {}),
       receivedOutputs: this.#outputs.receivedOutputs(),
       ...(options.exclusions === undefined ? {} : { exclusions: options.exclusions }),
+      ...(riding === undefined ? {} : { sync: riding }),
     };
     for (let attempt = 0; ; attempt++) {
       // An aborted execute starts no render; only one already running finishes.
       if (signal.aborted) throw abortError(signal);
       const result = await timed(() => this.#runTask({ ...task, [queueOptionsSymbol]: lease }));
-      await Promise.all(background);
       this.#stats.lastDispatchMs = dispatchMs;
       if ('stale' in result) {
         if (attempt >= MAX_STALE_RETRIES) {
           throw new PipelineError('render', `worker ${result.threadId} could not be brought to store version ${target} (missing ${result.missing})`, undefined, 'WORKER_FAILED');
         }
         this.#stats.staleRetries++;
+        // The worker took or left the changes riding on the task: either way its answer tells its version.
+        const { sync: sent, ...retry } = task;
+        task = retry;
+        const answered = this.#registry.get(result.threadId);
+        if (answered !== undefined && sent !== undefined) answered.version = result.version;
         if (result.missing === 'baseline') {
           // Another worker (or a replaced one) rendered the baseline: send it by value.
           task = { ...task, baselineRef: undefined, baseline: options.baseline };
@@ -374,22 +375,4 @@ export class PoolPipeline implements PipelineExecutor {
   #isRunning(threadId: number): boolean {
     return this.#pool.threads.some((t) => t.threadId === threadId);
   }
-}
-
-/** The piscina options naming the worker module: the one given, or the built-in one. */
-function workerModule(given: PoolWorkerModule | undefined): { filename: string; execArgv: string[]; workerData?: unknown } {
-  const builtIn = workerEntry();
-  if (given === undefined) return builtIn;
-  const { filename, execArgv = builtIn.execArgv, workerData } = given;
-  if (typeof filename !== 'string' && !(filename instanceof URL)) {
-    throw new TypeError(`worker.filename must be an absolute path or a file URL, got ${String(filename)}`);
-  }
-  return { filename: filename instanceof URL ? filename.href : filename, execArgv: [...execArgv], ...(workerData === undefined ? {} : { workerData }) };
-}
-
-/** The worker module next to this one: `.ts` under tsx or vitest (loaded through tsx), `.js` once built. */
-function workerEntry(): { filename: string; execArgv: string[] } {
-  const fromSource = import.meta.url.endsWith('.ts');
-  const filename = new URL(`../../../worker/pool-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url).href;
-  return { filename, execArgv: fromSource ? ['--import', 'tsx'] : [] };
 }
