@@ -10,6 +10,9 @@ interface Keyed {
   readonly key: string;
 }
 
+/** Replaced entries handled one by one at most; past this the merge runs. */
+const QUICK_LIMIT = 64;
+
 export class EntryTally<E extends Keyed> {
   readonly #sizeOf: (entry: E) => number;
   readonly #left: ((entry: E) => void) | undefined;
@@ -29,6 +32,8 @@ export class EntryTally<E extends Keyed> {
   update(entries: readonly E[]): number {
     const last = this.#last;
     if (entries === last) return this.#total;
+    const quick = this.#replaced(entries);
+    if (quick !== undefined) return quick;
     const sizes = this.#sizes;
     const next = new Array<number>(entries.length);
     let total = this.#total;
@@ -61,6 +66,36 @@ export class EntryTally<E extends Keyed> {
     if (this.#came !== undefined) for (const entry of came) this.#came(entry);
     this.#last = entries;
     this.#sizes = next;
+    this.#total = total;
+    return total;
+  }
+
+  /**
+   * The sum when `entries` are the last ones with a few replaced, each by an entry of the same
+   * key at its place (what the merge finds then: each replaced one left, its successor came);
+   * undefined otherwise. A pointer walk and a native copy instead of the merge.
+   */
+  #replaced(entries: readonly E[]): number | undefined {
+    const last = this.#last;
+    if (entries.length !== last.length) return undefined;
+    const at: number[] = [];
+    for (let i = 0; i < entries.length; i++) {
+      if (entries[i] === last[i]) continue;
+      if (at.length === QUICK_LIMIT || (entries[i] as E).key !== (last[i] as E).key) return undefined;
+      at.push(i);
+    }
+    const sizes = this.#sizes.slice();
+    let total = this.#total;
+    for (const i of at) {
+      total -= sizes[i] as number;
+      const size = this.#sizeOf(entries[i] as E);
+      sizes[i] = size;
+      total += size;
+    }
+    if (this.#left !== undefined) for (const i of at) this.#left(last[i] as E);
+    if (this.#came !== undefined) for (const i of at) this.#came(entries[i] as E);
+    this.#last = entries;
+    this.#sizes = sizes;
     this.#total = total;
     return total;
   }

@@ -44,6 +44,42 @@ export class ListReuse<O, V> {
     this.#values = values;
   }
 
+  /**
+   * The positions where `list` holds another object than the remembered list, when it is that
+   * list with at most `limit` objects replaced, each by one that compares equal (the same
+   * length, nothing added or removed); undefined otherwise. At every other position `take`
+   * would give the remembered value (`remembered`). Remembers and forgets nothing.
+   */
+  replaced(list: readonly O[], limit: number): number[] | undefined {
+    const last = this.#objects;
+    if (list.length !== last.length || list.length !== this.#values.length) return undefined;
+    const at: number[] = [];
+    for (let i = 0; i < list.length; i++) {
+      if (list[i] === last[i]) continue;
+      if (at.length === limit || this.#compare(list[i] as O, last[i] as O) !== 0) return undefined;
+      at.push(i);
+    }
+    return at;
+  }
+
+  /** The values of the last `remember`, by position in its list. */
+  get remembered(): readonly V[] {
+    return this.#values;
+  }
+
+  /** Where the remembered list holds `object` itself, or -1 (a binary search: the list is sorted). */
+  positionOf(object: O): number {
+    const last = this.#objects;
+    let lo = 0;
+    let hi = last.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.#compare(last[mid] as O, object) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return last[lo] === object ? lo : -1;
+  }
+
   forget(): void {
     this.#objects = [];
     this.#values = [];

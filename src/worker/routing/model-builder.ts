@@ -4,6 +4,8 @@
 import { compareKeys, objectKey } from '../store/indexed-store.js';
 import type { KubeObject, RenderBaseline } from '../protocol.js';
 import { keepUnchanged, sameArray, sameCertificates, sameNames, slotsStillValid } from './entry-compare.js';
+import { BackendOrder } from './backend-order.js';
+import { quickWalk, type LastWalk } from './quick-walk.js';
 import { EMPTY_GATEWAY_MODEL } from './gateway-model.js';
 import { acceptsClass, classPolicy } from './ingress-class.js';
 import { HeldClaims } from './held-claims.js';
@@ -12,7 +14,7 @@ import { replayNotices, type Notice, type Warn } from './findings.js';
 import { computeEntry, replayEntry, slotsOf, type IngressEntry } from './ingress-entry.js';
 import { resolveDefaultCertificate } from './model-assembly.js';
 import { AssemblyReuse } from './assembly-reuse.js';
-import type { Backend, Certificate, ModelOptions, RouteTables, RoutingModel } from './model.js';
+import type { Certificate, ModelOptions, RouteTables, RoutingModel } from './model.js';
 import type { ModelSource } from './model-source.js';
 import { EntryDependents } from './entry-dependents.js';
 import { RouteIndex, tablesOf } from './route-index.js';
@@ -67,8 +69,9 @@ export class RoutingModelBuilder {
   readonly #slotFile = new SlotFile();
   /** Entries whose backends get no servers (see SlotBudget), with the warning of each. */
   #starved = new Map<IngressEntry, string>();
-  /** The server-less copies of a starved entry's backends, kept while the entry lives. */
-  readonly #emptied = new WeakMap<IngressEntry, readonly Backend[]>();
+  readonly #backendOrder = new BackendOrder();
+  /** The entries of the last walk and where each Ingress's entry is among them (quick-walk.ts). */
+  #lastWalk: LastWalk<IngressEntry> | undefined;
   /** The entry of each Ingress object, to skip key building for unchanged objects. */
   #byIngress = new WeakMap<KubeObject, IngressEntry>();
   /** Each Ingress of the last walk with its entry, or OTHER_CLASS (list-reuse.ts). */
@@ -91,7 +94,6 @@ export class RoutingModelBuilder {
   #lastRouteWarnings: readonly Notice[] = [];
   /** Warnings of the cross-Ingress decisions (TLS hosts, default backend) of the last model. */
   #lastAssemblyWarnings: readonly Notice[] = [];
-  #lastPositions = new Map<string, number>();
   /** The HTTPRoutes of the last build, and what the budgets decided for them. */
   #routeItems: readonly RouteBudgetItem[] = [];
   #routeLimits: RouteLimits = NO_ROUTE_LIMITS;
@@ -131,39 +133,26 @@ export class RoutingModelBuilder {
     const ownBaseline = this.#last !== undefined && slotText === this.#last.serverSlotsFile;
     const previousSlots = ownBaseline ? undefined : this.#slotFile.parse(slotText);
 
-    const entries: IngressEntry[] = [];
+    let entries: IngressEntry[] = [];
     const recomputedEntries: IngressEntry[] = [];
     let recomputed = 0;
     let namesChanged = false;
     let routesChanged = false;
     const list = source.list(this.#options.stores.ingresses);
-    // The same Ingress object as in the last walk, unchanged and unaffected: its entry (or its
-    // other class) as it was, without a lookup. Anything else goes through the lookups below.
-    const known = this.#listed.take(list);
     const reuse = !classesChanged && previousSlots === undefined;
-    const dirtyEntries = new Set<IngressEntry | typeof OTHER_CLASS>();
+    const dirtyEntries = new Set<IngressEntry>();
     for (const key of dirty) {
       const entry = this.#entries.get(key);
       if (entry !== undefined) dirtyEntries.add(entry);
     }
-    const walked = new Array<IngressEntry | typeof OTHER_CLASS>(list.length);
-    for (let i = 0; i < list.length; i++) {
-      const ingress = list[i] as KubeObject;
-      const was = reuse ? known[i] : undefined;
-      if (was !== undefined && !dirtyEntries.has(was)) {
-        walked[i] = was;
-        if (was === OTHER_CLASS) continue;
-        was.seen = build;
-        entries.push(was);
-        continue;
-      }
-      walked[i] = OTHER_CLASS;
-      if (this.#otherClass.has(ingress)) continue;
+    // One Ingress not reused: its entry (computed again if it must be), or OTHER_CLASS.
+    const visit = (ingress: KubeObject): IngressEntry | typeof OTHER_CLASS => {
+      if (this.#otherClass.has(ingress)) return OTHER_CLASS;
       let cached = this.#byIngress.get(ingress);
       if (cached === undefined || this.#entries.get(cached.key) !== cached || classesChanged) {
         if (!acceptsClass(ingress, classes)) {
           this.#otherClass.add(ingress);
-          continue;
+          return OTHER_CLASS;
         }
         cached = this.#entries.get(objectKey(ingress));
       }
@@ -199,10 +188,31 @@ export class RoutingModelBuilder {
         }
       }
       entry.seen = build;
-      entries.push(entry);
-      walked[i] = entry;
+      return entry;
+    };
+    const quick = reuse ? quickWalk(this.#listed, this.#lastWalk, list, dirtyEntries, (ingress) => !this.#otherClass.has(ingress) && acceptsClass(ingress, classes), visit as (ingress: KubeObject) => IngressEntry) : undefined;
+    if (quick !== undefined) {
+      entries = quick;
+      this.#lastWalk = { entries, entryAt: (this.#lastWalk as LastWalk<IngressEntry>).entryAt };
+    } else {
+      this.#lastWalk = undefined;
+      // The same Ingress object as in the last walk, unchanged and unaffected: its entry (or its
+      // other class) as it was, without a lookup. Anything else goes through the lookups below.
+      const known = this.#listed.take(list);
+      const walked = new Array<IngressEntry | typeof OTHER_CLASS>(list.length);
+      const entryAt = new Int32Array(list.length);
+      for (let i = 0; i < list.length; i++) {
+        const was = reuse ? known[i] : undefined;
+        const value = was !== undefined && (was === OTHER_CLASS || !dirtyEntries.has(was)) ? was : visit(list[i] as KubeObject);
+        walked[i] = value;
+        entryAt[i] = value === OTHER_CLASS ? -1 : entries.length;
+        if (value === OTHER_CLASS) continue;
+        value.seen = build;
+        entries.push(value);
+      }
+      this.#listed.remember(list, walked);
+      this.#lastWalk = { entries, entryAt };
     }
-    this.#listed.remember(list, walked);
     if (entries.length !== this.#entries.size) {
       for (const [key, entry] of this.#entries) {
         if (entry.seen === build) continue;
@@ -256,7 +266,7 @@ export class RoutingModelBuilder {
     const starvedChanged = starved.size === 0 && this.#starved.size === 0 ? [] : served.filter((entry) => starved.has(entry) !== this.#starved.has(entry));
     this.#starved = starved;
     const resort = namesChanged || previous === undefined;
-    const backends = this.#checkBudget.apply(this.#rateLimitTables.apply(this.#sortedBackends(resort ? served : [...recomputedEntries.filter((entry) => !shed.has(entry)), ...starvedChanged], resort)));
+    const backends = this.#checkBudget.apply(this.#rateLimitTables.apply(this.#backendOrder.sorted(this.#last?.backends, resort ? served : [...recomputedEntries.filter((entry) => !shed.has(entry)), ...starvedChanged], resort, starved)));
     let tables: RouteTables;
     if (previous !== undefined && !routesChanged) {
       tables = tablesOf(previous);
@@ -351,43 +361,12 @@ export class RoutingModelBuilder {
     if (dirty !== undefined) return dirty;
     this.#entries.clear();
     this.#listed.forget();
+    this.#lastWalk = undefined;
     this.#routes.clear();
     this.#held.clear();
     this.#fallbacks = undefined;
     this.#byIngress = new WeakMap();
     this.#last = undefined;
     return new Set();
-  }
-
-  /**
-   * Every backend sorted by name. When the set of names is unchanged, `entries` are only the
-   * recomputed ones, whose backends take their predecessors' places; otherwise all are sorted.
-   */
-  #sortedBackends(entries: readonly IngressEntry[], namesChanged: boolean): readonly Backend[] {
-    const previous = this.#last?.backends;
-    if (!namesChanged && previous !== undefined) {
-      const backends = previous.slice();
-      for (const entry of entries) {
-        for (const backend of this.#backendsOf(entry)) {
-          const at = this.#lastPositions.get(backend.name) as number;
-          if (backends[at] !== backend) backends[at] = backend;
-        }
-      }
-      return sameArray(backends, previous) ? previous : backends;
-    }
-    const backends = entries.flatMap((e) => this.#backendsOf(e)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    this.#lastPositions = new Map(backends.map((b, i) => [b.name, i]));
-    return backends;
-  }
-
-  /** An entry's backends as the model serves them: without servers while it is starved. */
-  #backendsOf(entry: IngressEntry): readonly Backend[] {
-    if (!this.#starved.has(entry)) return entry.backends;
-    let emptied = this.#emptied.get(entry);
-    if (emptied === undefined) {
-      emptied = entry.backends.map((backend) => Object.freeze({ ...backend, servers: Object.freeze([]) }));
-      this.#emptied.set(entry, emptied);
-    }
-    return emptied;
   }
 }

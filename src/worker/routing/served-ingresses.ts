@@ -28,6 +28,14 @@ interface Cached {
 
 const cache = new WeakMap<IndexedStore, Cached>();
 
+/** Replaced objects looked at one by one at most; past this the whole list is decided again. */
+const QUICK_LIMIT = 64;
+
+/** An Ingress's key if it is served, else null. */
+function decisionOf(ingress: KubeObject, policy: ReturnType<typeof classPolicy>): string | null {
+  return acceptsClass(ingress, policy) ? objectKey(ingress) : null;
+}
+
 /** `namespace/name` of every served Ingress, sorted; undefined when there is no Ingress store. */
 export function servedIngresses(source: ModelSource, options: ModelOptions): readonly string[] | undefined {
   const store = source.store(options.stores.ingresses);
@@ -42,6 +50,17 @@ export function servedIngresses(source: ModelSource, options: ModelOptions): rea
   // The Ingresses of the last list keep their decision: only the changed ones are looked at.
   const decided = same ? known.decided : new ListReuse<KubeObject, string | null>((a, b) => compareKeys(objectKey(a), objectKey(b)));
   const list = source.list(options.stores.ingresses);
+  if (same) {
+    // The last list with a few objects replaced by objects of the same key, each decided as its
+    // predecessor: the same keys, without a walk over every Ingress.
+    const at = decided.replaced(list, QUICK_LIMIT);
+    const was = decided.remembered;
+    if (at !== undefined && at.every((i) => decisionOf(list[i] as KubeObject, policy) === was[i])) {
+      decided.remember(list, was);
+      cache.set(store, { ...known, generation: store.generation });
+      return known.keys;
+    }
+  }
   const before = decided.take(list);
   const decisions = new Array<string | null>(list.length);
   const keys: string[] = [];
@@ -49,8 +68,7 @@ export function servedIngresses(source: ModelSource, options: ModelOptions): rea
   for (let i = 0; i < list.length; i++) {
     let key = before[i];
     if (key === undefined) {
-      const ingress = list[i] as KubeObject;
-      key = acceptsClass(ingress, policy) ? objectKey(ingress) : null;
+      key = decisionOf(list[i] as KubeObject, policy);
     }
     decisions[i] = key;
     if (key !== null) keys.push(key);

@@ -25,17 +25,32 @@ export function maxLineLength(bufsize: number): number {
   return Math.max(WATCHED_LENGTH, bufsize - Math.min(LINE_MARGIN, Math.floor(bufsize / 4)));
 }
 
-/** The lines of `text` longer than WATCHED_LENGTH characters. */
+/**
+ * The lines of `text` longer than WATCHED_LENGTH characters. Lines are not walked one by one:
+ * every line that ends within WATCHED_LENGTH characters of where the scan stands is short, so
+ * the scan moves past the last newline there (one native search per window, not per line), and
+ * newlines are counted only up to a long line found.
+ */
 export function longLines(text: string): readonly LongLine[] {
   const found: LongLine[] = [];
   const len = text.length;
   let pos = 0;
-  let line = 0;
+  /** Newlines before `countedTo`. */
+  let counted = 0;
+  let countedTo = 0;
   while (pos < len) {
+    const last = text.lastIndexOf('\n', pos + WATCHED_LENGTH);
+    if (last >= pos) {
+      pos = last + 1;
+      continue;
+    }
     let end = text.indexOf('\n', pos);
     if (end < 0) end = len;
-    line++;
-    if (end - pos > WATCHED_LENGTH) found.push({ line, length: end - pos });
+    if (end - pos > WATCHED_LENGTH) {
+      for (let at = text.indexOf('\n', countedTo); at >= 0 && at < pos; at = text.indexOf('\n', at + 1)) counted++;
+      countedTo = pos;
+      found.push({ line: counted + 1, length: end - pos });
+    }
     pos = end + 1;
   }
   return found;

@@ -97,6 +97,28 @@ describe('budgets kept per entry between builds', () => {
       { numRuns: 300, seed: 17 },
     );
   });
+
+  it('sums the sizes after rounds that replace entries in place by entries of the same key', () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 50 })), { minLength: KEYS.length, maxLength: KEYS.length }), { minLength: 1, maxLength: 8 }), (rounds) => {
+        const inOut: string[] = [];
+        const tally = new EntryTally<{ key: string; size: number }>(
+          (entry) => entry.size,
+          (entry) => inOut.splice(inOut.indexOf(entry.key), 1),
+          (entry) => inOut.push(entry.key),
+        );
+        let last = KEYS.map((key) => ({ key, size: 1 }));
+        tally.update(last);
+        for (const round of rounds) {
+          const entries = last.map((entry, i) => ((round[i] as [boolean, number])[0] ? { key: entry.key, size: (round[i] as [boolean, number])[1] } : entry));
+          expect(tally.update(entries)).toBe(entries.reduce((sum, entry) => sum + entry.size, 0));
+          expect([...inOut].sort()).toEqual([...KEYS].sort());
+          last = entries;
+        }
+      }),
+      { numRuns: 300, seed: 19 },
+    );
+  });
 });
 
 describe('the health-check budget kept between builds', () => {

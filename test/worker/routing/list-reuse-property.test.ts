@@ -49,4 +49,29 @@ describe('the walk that finds each object of the last walk again', () => {
       { numRuns: 300, seed: 17 },
     );
   });
+
+  it('reports the replaced positions only when the list is the last one with objects replaced by equal ones, and finds each remembered object', () => {
+    fc.assert(
+      fc.property(fc.array(edit, { maxLength: 6 }), fc.integer({ min: 0, max: 4 }), (edits, limit) => {
+        const reuse = new ListReuse<Item, string>(compare);
+        const last = Array.from({ length: 12 }, (_, i) => ({ key: i * 3, version: 0 }));
+        reuse.remember(last, last.map((item) => `${item.key}`));
+        last.forEach((item, i) => expect(reuse.positionOf(item)).toBe(i));
+        expect(reuse.positionOf({ key: 3, version: 0 })).toBe(-1);
+        const list = [...last];
+        let version = 0;
+        for (const { op, key } of edits) {
+          const at = list.findIndex((item) => item.key >= key);
+          const present = at >= 0 && list[at]?.key === key;
+          if (op === 'remove' && present) list.splice(at, 1);
+          else if (op === 'replace' && present) list.splice(at, 1, { key, version: ++version });
+          else if (op !== 'remove' && !present) list.splice(at < 0 ? list.length : at, 0, { key, version: ++version });
+        }
+        const differing = list.length === last.length ? list.flatMap((item, i) => (item === last[i] ? [] : [i])) : undefined;
+        const sameKeys = differing !== undefined && differing.every((i) => list[i]?.key === last[i]?.key);
+        expect(reuse.replaced(list, limit)).toStrictEqual(sameKeys && differing.length <= limit ? differing : undefined);
+      }),
+      { numRuns: 500, seed: 23 },
+    );
+  });
 });

@@ -26,7 +26,7 @@ const mapLine = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom('# a comment', '', '   ', 'nokey.test', 'x.test be_unknown', 'y.test be_a\r', '\tz.test   be_b  ') },
 );
 
-const edit = fc.record({ at: fc.nat(), remove: fc.nat(3), insert: fc.array(mapLine, { maxLength: 3 }) });
+const edit = fc.record({ at: fc.nat(), remove: fc.nat(3), insert: fc.array(mapLine, { maxLength: 3 }), swap: fc.nat(7) });
 
 function applyEdit(lines: string[], e: { at: number; remove: number; insert: string[] }): string[] {
   const at = lines.length === 0 ? 0 : e.at % (lines.length + 1);
@@ -48,6 +48,8 @@ describe('map files read again by their changed lines', () => {
         for (const e of edits) {
           host = applyEdit(host, e);
           if (e.at % 3 === 0) paths = applyEdit(paths, e);
+          // Now and then the two maps trade texts: each is given the text the other had.
+          if (e.swap === 0) [host, paths] = [paths, host];
           expectSameReports(v, { maps: { 'host.map': text(host), 'paths.map': text(paths) }, files: {}, certificates: {} });
         }
         spliced += v.splicedMaps;
@@ -68,6 +70,20 @@ describe('map files read again by their changed lines', () => {
     expect(v.splicedMaps).toBe(1);
     const report = v.validateStructure(CONFIG, { maps: { 'host.map': `${changed.join('\n')}\n` }, files: {}, certificates: {} }, PATHS);
     expect(report.errors.map((e) => e.message)).toContain(`use_backend routes through maps/host.map, whose line 2501 ('h2500.test') names unknown backend 'be_gone'`);
+  });
+
+  it('reads a map given the text another map had before as that text, after both were read by their changed lines', () => {
+    const lines = Array.from({ length: 200 }, (_, i) => `h${i}.test ${BACKENDS[i % 3]}`);
+    const other = lines.slice();
+    other[100] = 'h100.test be_gone';
+    other.splice(103, 1);
+    const host = `${lines.join('\n')}\n`;
+    const paths = `${other.join('\n')}\n`;
+    const v = new IncrementalValidator();
+    expectSameReports(v, { maps: { 'host.map': host, 'paths.map': paths }, files: {}, certificates: {} });
+    expectSameReports(v, { maps: { 'host.map': paths, 'paths.map': host }, files: {}, certificates: {} });
+    expectSameReports(v, { maps: { 'host.map': host, 'paths.map': paths }, files: {}, certificates: {} });
+    expect(v.splicedMaps).toBe(4);
   });
 
   it('cuts two texts at line starts around the lines that differ, and keeps everything around them', () => {

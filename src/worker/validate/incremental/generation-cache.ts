@@ -25,6 +25,12 @@ export class GenerationCache<V> {
     this.#previous = new Map();
   }
 
+  /** Forgets the entry of `key` (its value no longer describes the text). */
+  delete(key: string): void {
+    this.#previous.delete(key);
+    this.#current.delete(key);
+  }
+
   get(key: string, make: (key: string) => V): V {
     let entry = this.#previous.get(key) ?? this.#current.get(key);
     if (entry === undefined) entry = { key, value: make(key) };

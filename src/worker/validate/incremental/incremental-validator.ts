@@ -129,7 +129,7 @@ export class IncrementalValidator {
     if (typeof given !== 'string') return validateStructure(given, aux, paths);
     let config = given;
     this.#processed = 0;
-    if (aux !== null && typeof aux === 'object' && aux.maps !== null && typeof aux.maps === 'object') this.#maps.observe(aux.maps);
+    this.#observeMaps(aux);
     this.#mapEntries.begin();
     this.#parsedMaps.begin();
     try {
@@ -177,6 +177,18 @@ export class IncrementalValidator {
     }
   }
 
+  /**
+   * Brings the map states to the maps of `aux`. The parsed maps and entries cached for a text
+   * whose state was edited in place share its arrays: they are dropped (map-deltas.ts).
+   */
+  #observeMaps(aux: AuxiliaryFiles): void {
+    if (aux === null || typeof aux !== 'object' || aux.maps === null || typeof aux.maps !== 'object') return;
+    for (const text of this.#maps.observe(aux.maps)) {
+      this.#parsedMaps.delete(text);
+      this.#mapEntries.delete(text);
+    }
+  }
+
   /** The line cap, as checkLineLengths() computes it, from scans cached per chunk and file text. */
   #lineIssues(config: string, aux: AuxiliaryFiles): ReturnType<typeof lineIssues> {
     const placed: PlacedLines[] = [];
@@ -211,7 +223,7 @@ export class IncrementalValidator {
   checkAuxiliaryFiles(aux: AuxiliaryFiles, config: string, paths: OutputPaths): ValidationReport {
     if (typeof config !== 'string') return checkAuxiliaryFiles(aux, config, paths);
     this.#processed = 0;
-    if (aux !== null && typeof aux === 'object' && aux.maps !== null && typeof aux.maps === 'object') this.#maps.observe(aux.maps);
+    this.#observeMaps(aux);
     // Parsed maps carry over from the structure phase of the same render (begin() keeps them
     // reachable for one more call).
     const caches = [this.#mapIssues, this.#patternIssues, this.#pems, this.#parsedMaps];

@@ -6,16 +6,27 @@
 // splices them in. Map reading is line by line with no state across lines (map-file.ts), so the
 // splice is exactly what reading the whole new text gives; the issues (no value, repeated key)
 // are derived incrementally only while the map has none, and read whole otherwise.
+// A splice edits the state's own arrays in place (a changed line of a 20,000-entry map must not
+// copy four arrays of 20,000): the state of the previous text is then gone, and what was handed
+// out for that text (its parsed map and entries share the arrays) is stale. `observe` returns
+// those texts, and the caller drops whatever it cached for them.
 import { mapEntriesWithValues, mapIssuesFrom, parseMapText, type LineIssue, type MapEntries, type ParsedMap } from '../auxiliary/map-file.js';
 import { changedLines } from '../../render/text-window.js';
 import { detachString } from './chunk-index.js';
 
+/** A parsed map whose arrays belong to one state alone (a splice edits them in place). */
+interface OwnedMap extends ParsedMap {
+  readonly lines: number[];
+  readonly keys: string[];
+  readonly values: string[];
+}
+
 /** What was read from one map text. */
 interface MapState {
   readonly text: string;
-  readonly parsed: ParsedMap;
+  readonly parsed: OwnedMap;
   /** Where each entry's line starts in `text`. */
-  readonly starts: readonly number[];
+  readonly starts: number[];
   /** Set while no entry lacks a value and no key repeats: then the entries are `parsed` itself and it has no issues. */
   readonly clean: { readonly keys: Set<string>; readonly valueCounts: Map<string, number>; readonly distinct: string[] } | undefined;
   entries: MapEntries | undefined;
@@ -38,15 +49,26 @@ export class MapDeltas {
     return this.#spliced;
   }
 
-  /** Brings the states to `maps`. Never throws: on a fault every map is read whole. */
-  observe(maps: Readonly<Record<string, string>>): void {
+  /**
+   * Brings the states to `maps`. Never throws: on a fault every map is read whole. Returns the
+   * texts whose state a splice edited in place: anything derived from their parsed map or
+   * entries and kept by the caller no longer describes them and must be dropped.
+   */
+  observe(maps: Readonly<Record<string, string>>): readonly string[] {
     const byName = new Map<string, MapState>();
     const byText = new Map<string, MapState>();
+    const retired: string[] = [];
     try {
       for (const [name, text] of Object.entries(maps)) {
         if (typeof text !== 'string') continue;
         const before = this.#byName.get(name);
-        const state = before !== undefined && before.text === text ? before : ((before === undefined ? undefined : this.#spliceOf(before, text)) ?? wholeState(text));
+        let state = before !== undefined && before.text === text ? before : undefined;
+        if (state === undefined && before !== undefined) {
+          // Retired before the splice starts editing: a splice that fails half way has edited it too.
+          retired.push(before.text);
+          state = this.#spliceOf(before, text);
+        }
+        state ??= wholeState(text);
         byName.set(name, state);
         byText.set(text, state);
       }
@@ -56,6 +78,7 @@ export class MapDeltas {
     }
     this.#byName = byName;
     this.#byText = byText;
+    return retired;
   }
 
   parsed(text: string): ParsedMap | undefined {
@@ -117,12 +140,17 @@ export class MapDeltas {
     const midValues = mid.values.map(detachString);
     const midLines = mid.lines.map((line) => linesBefore + line);
     const midAt = midStarts.map((at) => cut.start + at);
-    const shifted = (list: readonly number[], by: number): readonly number[] => (by === 0 ? list.slice(next) : list.slice(next).map((at) => at + by));
-    // Native slices and concatenation: the unchanged entries are copied, not walked.
-    const lines = parsed.lines.slice(0, first).concat(midLines, shifted(parsed.lines, lineShift));
-    const keys = parsed.keys.slice(0, first).concat(midKeys, parsed.keys.slice(next));
-    const values = parsed.values.slice(0, first).concat(midValues, parsed.values.slice(next));
-    const nextStarts = starts.slice(0, first).concat(midAt, shifted(starts, charShift));
+    // The removed entries' values, read before the arrays are edited.
+    const removedValues = parsed.values.slice(first, next);
+    // In place: the unchanged entries are neither copied nor walked, except to shift the
+    // line numbers and starts after the cut, and only by a nonzero shift.
+    replaceRange(parsed.lines, first, next - first, midLines);
+    replaceRange(parsed.keys, first, next - first, midKeys);
+    replaceRange(parsed.values, first, next - first, midValues);
+    replaceRange(starts, first, next - first, midAt);
+    const after = first + midKeys.length;
+    if (lineShift !== 0) shiftFrom(parsed.lines, after, lineShift);
+    if (charShift !== 0) shiftFrom(starts, after, charShift);
     // The added values are counted before the removed ones, so that a value both removed and
     // added (an entry whose key changed) leaves the distinct values as they were.
     let distinctChanged = false;
@@ -132,8 +160,7 @@ export class MapDeltas {
       if (count === undefined) distinctChanged = true;
       counts.set(value, (count ?? 0) + 1);
     }
-    for (let i = first; i < next; i++) {
-      const value = parsed.values[i] as string;
+    for (const value of removedValues) {
       const left = (counts.get(value) ?? 1) - 1;
       if (left === 0) {
         counts.delete(value);
@@ -142,14 +169,16 @@ export class MapDeltas {
     }
     const distinct = distinctChanged ? [...counts.keys()] : clean.distinct;
     this.#spliced++;
-    return { text, parsed: { lines, keys, values }, starts: nextStarts, clean: { keys: clean.keys, valueCounts: counts, distinct }, entries: undefined };
+    // A new parsed object over the same arrays: the old one may be cached under the old text.
+    return { text, parsed: { lines: parsed.lines, keys: parsed.keys, values: parsed.values }, starts, clean: { keys: clean.keys, valueCounts: counts, distinct }, entries: undefined };
   }
 }
 
 /** The state of a text read whole. */
 function wholeState(text: string): MapState {
   const starts: number[] = [];
-  const parsed = parseMapText(text, starts);
+  // parseMapText's arrays are new: this state owns them.
+  const parsed = parseMapText(text, starts) as OwnedMap;
   const keys = new Set<string>();
   const valueCounts = new Map<string, number>();
   let clean = true;
@@ -161,6 +190,28 @@ function wholeState(text: string): MapState {
     valueCounts.set(value, (valueCounts.get(value) ?? 0) + 1);
   }
   return { text, parsed, starts, clean: clean ? { keys, valueCounts, distinct: [...valueCounts.keys()] } : undefined, entries: undefined };
+}
+
+/** Replaces `removed` items of `list` at `at` by `items`, in place. */
+function replaceRange<T>(list: T[], at: number, removed: number, items: readonly T[]): void {
+  if (items.length === removed) {
+    for (let i = 0; i < removed; i++) list[at + i] = items[i] as T;
+  } else if (items.length <= SPREAD_LIMIT) {
+    list.splice(at, removed, ...items);
+  } else {
+    const tail = list.slice(at + removed);
+    list.length = at;
+    for (const item of items) list.push(item);
+    for (const item of tail) list.push(item);
+  }
+}
+
+/** Items spread into one splice call at most (arguments live on the stack). */
+const SPREAD_LIMIT = 2048;
+
+/** Adds `by` to every number of `list` from index `from` on. */
+function shiftFrom(list: number[], from: number, by: number): void {
+  for (let i = from; i < list.length; i++) list[i] = (list[i] as number) + by;
 }
 
 /** The first index whose value is at least `at` in an ascending list. */
