@@ -18,11 +18,9 @@
 import { createHash } from 'node:crypto';
 import type { TextEdit } from '../protocol.js';
 import { BlockRope } from './block-rope.js';
+import { DigestGroups, GROUP } from './digest-groups.js';
 import { applyEdits, commonPrefix, commonSuffix, sortedEdits } from './text-window.js';
 import { lowerBound } from '../store/sorted-search.js';
-
-/** Block digests per group digest. */
-const GROUP = 128;
 
 export class ConfigDigest {
   readonly #terminator: string;
@@ -31,11 +29,9 @@ export class ConfigDigest {
   #hex = '';
   /** Start offset of each block; block i ends where block i + 1 starts (the last at the end). Stale while #rope is set. */
   #starts: number[] = [];
-  /**
-   * Block and group digests as 32-character latin1 strings (one byte a character): a string of
-   * 32 bytes costs 48, a Buffer of them about 200, and a config has a block per backend.
-   */
-  #blocks: string[] = [];
+  /** Block digests, 32 bytes each (digest-groups.ts): a config has a block per backend, a map one per line. */
+  #blocks = new DigestGroups();
+  /** Group digests as 32-character latin1 strings (one byte a character). */
   #groups: string[] = [];
   /** The blocks of #text, once an edit or a find asked for them; its text is #text. */
   #rope: BlockRope | undefined;
@@ -121,7 +117,7 @@ export class ConfigDigest {
       return { text, digest: this.digest(text, { prefix: first.at, suffix: previous.length - (last.at + last.remove) }) };
     }
     const rope = planned.rope;
-    const dirty = new Set<number>();
+    const digests = new Map<number, string>();
     for (const { index, blocks } of planned.replacements) {
       for (let i = 0; i < blocks.length; i++) {
         const block = blocks[i] as string;
@@ -130,11 +126,10 @@ export class ConfigDigest {
         // A block whose key changed leaves the key index behind: it is built again on next use.
         if (this.#keys !== undefined && this.#keyOf(old) !== this.#keyOf(block)) this.#keys = undefined;
         rope.replace(index + i, block);
-        this.#blocks[index + i] = blockDigest(block);
-        dirty.add(Math.floor((index + i) / GROUP));
+        digests.set(index + i, blockDigest(block));
       }
     }
-    for (const g of dirty) this.#groups[g] = groupDigest(this.#blocks, g);
+    for (const g of this.#blocks.assign(digests)) this.#groups[g] = groupDigest(this.#blocks, g);
     this.#text = rope.text;
     this.#hex = this.#combined();
     return { text: this.#text, digest: this.#hex };
@@ -214,9 +209,9 @@ export class ConfigDigest {
   #rebuild(text: string): void {
     const { starts, blocks } = split(text, 0, text.length, this.#terminator, () => false);
     this.#starts = starts;
-    this.#blocks = blocks;
+    this.#blocks = DigestGroups.of(blocks);
     this.#groups = [];
-    for (let g = 0; g * GROUP < blocks.length; g++) this.#groups.push(groupDigest(blocks, g));
+    for (let g = 0; g < this.#blocks.groups; g++) this.#groups.push(groupDigest(this.#blocks, g));
   }
 
   /** `text` is the previous text but for [prefix, length - suffix). True when the blocks kept their number, and the re-split ones their keys. */
@@ -248,7 +243,7 @@ export class ConfigDigest {
     else starts.splice(first, replaced, ...fresh.starts);
     if (shift !== 0) for (let i = first + fresh.starts.length; i < starts.length; i++) starts[i] = (starts[i] as number) + shift;
     const blocks = this.#blocks;
-    blocks.splice(first, replaced, ...fresh.blocks);
+    blocks.splice(first, replaced, fresh.blocks);
     const lastGroup = fresh.blocks.length === replaced ? Math.floor((first + Math.max(0, replaced - 1)) / GROUP) : Math.ceil(blocks.length / GROUP) - 1;
     const groups = this.#groups;
     groups.length = Math.min(groups.length, Math.ceil(blocks.length / GROUP));
@@ -295,10 +290,8 @@ function blockDigest(text: string): string {
   return createHash('sha256').update(text).digest('binary');
 }
 
-function groupDigest(blocks: readonly string[], group: number): string {
-  return createHash('sha256')
-    .update(blocks.slice(group * GROUP, (group + 1) * GROUP).join(''), 'latin1')
-    .digest('binary');
+function groupDigest(blocks: DigestGroups, group: number): string {
+  return createHash('sha256').update(blocks.groupText(group), 'latin1').digest('binary');
 }
 
 /** The first index whose value is above `value`. */
