@@ -11,7 +11,8 @@
 // fault, the hold, the kill's bound) plus CLEAR_MARGIN_MS, and then recover within
 // RECOVERY_MARGIN_MS beyond one render timeout. A fault that could not be set up or undone, or
 // missed a bound, is given up as failed with the reason (FaultLog.failed), and the rotation goes on.
-import { rm, writeFile } from 'node:fs/promises';
+import { renameSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import type { StoreProvider } from '../../stores/store-provider.js';
 import type { FaultLog, FaultRecord } from './fault-log.js';
@@ -198,17 +199,27 @@ export class FaultInjector {
 }
 
 /**
- * Replaces the directory with a file. The writer may create the directory again between the
- * removal and the file's creation; then both are tried again.
+ * Replaces the directory with a file. The directory is first renamed aside, which is atomic, so a
+ * writer still filling it cannot make the removal fail (a recursive removal of a directory being
+ * written to ends in ENOTEMPTY). The rename and the file's creation are synchronous, so no writer
+ * on this thread runs between them; one on another thread may create the directory again in
+ * between, and then both are tried again.
  */
-async function blockDirectory(root: string): Promise<void> {
+export async function blockDirectory(root: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
-    await rm(root, { recursive: true, force: true, maxRetries: 5 });
+    const aside = `${root}.removed-${attempt}`;
     try {
-      await writeFile(root, BLOCKER, { flag: 'wx' });
+      try {
+        renameSync(root, aside);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+      writeFileSync(root, BLOCKER, { flag: 'wx' });
       return;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 5) throw error;
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 20) throw error;
+    } finally {
+      await rm(aside, { recursive: true, force: true, maxRetries: 5 });
     }
   }
 }
