@@ -82,8 +82,9 @@ function readPatch(raw: unknown): RenderPatch {
  */
 function readOrigins(raw: unknown): OriginIndex {
   const origins = record(raw, 'origins');
-  list(origins['objects'], 'origins.objects');
-  // Sections computed on first read (this package's executors) are left unread: only a refusal needs them.
+  // Objects and sections computed on first read (this package's executors) are left unread: only a refusal needs them.
+  const objects = Object.getOwnPropertyDescriptor(origins, 'objects');
+  if (objects === undefined || !('get' in objects)) list(origins['objects'], 'origins.objects');
   const sections = Object.getOwnPropertyDescriptor(origins, 'sections');
   if (sections === undefined || !('get' in sections)) list(origins['sections'], 'origins.sections');
   record(origins['names'], 'origins.names');

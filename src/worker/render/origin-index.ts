@@ -219,7 +219,10 @@ function namesOf(backends: readonly Backend[], indices: Int32Array): Record<stri
 export function withSections(origins: Omit<OriginIndex, 'sections'> & { readonly sections?: readonly OriginSection[] }, config: string): OriginIndex {
   if (Object.getOwnPropertyDescriptor(origins, 'sections') !== undefined) return origins as OriginIndex;
   let sections: OriginSection[] | undefined;
-  const index = { objects: origins.objects, names: origins.names };
+  const index = { names: origins.names };
+  // Objects materialised on first read (the pool's origin-overlay.ts) stay so.
+  const objects = Object.getOwnPropertyDescriptor(origins, 'objects');
+  Object.defineProperty(index, 'objects', objects?.get === undefined ? { enumerable: true, value: origins.objects } : { enumerable: true, get: () => origins.objects });
   Object.defineProperty(index, 'sections', {
     enumerable: false,
     get: () => (sections ??= configSections(config, origins.names)),

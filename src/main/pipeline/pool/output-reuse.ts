@@ -9,6 +9,7 @@ import type { GatewayStatusReport } from '../../../worker/routing/gateway-model.
 import { applyStatusPatch } from '../../../worker/render/status-patch.js';
 import { PipelineError } from '../../core/errors.js';
 import { BlockText } from './block-text.js';
+import { withChangedObjects } from './origin-overlay.js';
 
 interface ReceivedOutput {
   readonly renderId: string;
@@ -158,13 +159,7 @@ export class OutputReuse {
 /** Output `from`'s origin index with `changes` (by position) replaced; its names are the same. */
 function withObjects(held: OriginIndex | undefined, changes: NonNullable<ReusedFiles['originObjects']>, threadId: number | undefined): OriginIndex {
   if (held === undefined) throw new PipelineError('render', `worker ${String(threadId)} sent changes of an origin index the pool does not hold`, undefined, 'WORKER_FAILED');
-  const objects = held.objects.slice();
-  for (const [index, object] of changes) {
-    if (!Number.isInteger(index) || index < 0 || index >= objects.length) throw new PipelineError('render', `worker ${String(threadId)} changed origin object ${index}, which the index does not have`, undefined, 'WORKER_FAILED');
-    objects[index] = object;
-  }
-  // As a worker's index crosses threads: without sections, which toPipelineResult computes on first read.
-  return { objects, names: held.names } as unknown as OriginIndex;
+  return withChangedObjects(held, changes, (index) => new PipelineError('render', `worker ${String(threadId)} changed origin object ${index}, which the index does not have`, undefined, 'WORKER_FAILED'));
 }
 
 function sameTexts(baseline: RenderBaseline, output: ReceivedOutput['output']): boolean {
