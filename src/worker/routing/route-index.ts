@@ -120,13 +120,14 @@ export class RouteIndex {
 
   add(routes: readonly RouteCandidate[]): void {
     for (const route of routes) {
-      for (const { table, key } of routeClaims(route)) {
-        const id = `${table}\0${key}`;
+      for (const claim of routeClaims(route)) {
+        const id = `${claim.table}\0${claim.key}`;
         const claimants = this.#claims.get(id);
         // A literal holds one element (almost every key has one claimant); a first push would reserve 17.
         if (claimants === undefined) this.#claims.set(id, [route]);
         else if (claimants.push(route) === 2) this.#contested++;
-        this.#touched.set(id, { table, key });
+        // The claim is a fresh object of its own: it serves as the touched key as it is.
+        this.#touched.set(id, claim);
       }
       for (const group of groupsOf(route)) this.#group(group, route, true);
     }
@@ -184,7 +185,8 @@ export class RouteIndex {
    * was contested may have refused keys that no other route contests.
    */
   #group(id: string, route: RouteCandidate, add: boolean): void {
-    if (id.startsWith('host\0')) {
+    // While the owners are unknown anyway, ownersChanged() answers true without the touched hosts.
+    if (!this.#ownersUnknown && id.startsWith('host\0')) {
       const host = id.slice(5);
       if (!this.#touchedHosts.has(host)) this.#touchedHosts.set(host, this.#ownerOf(host));
     }

@@ -78,7 +78,8 @@ const slice = fc.record({
 
 function endpointsOf(outcome: KindOutcome, given: readonly unknown[]): readonly unknown[] {
   if ('rejected' in outcome) throw new Error(`unexpected rejection: ${outcome.rejected.reason}`);
-  return outcome.patch === undefined ? given : (outcome.patch.endpoints as readonly unknown[]);
+  const { patch } = outcome as { readonly patch?: Readonly<Record<string, unknown>> };
+  return patch === undefined ? given : (patch.endpoints as readonly unknown[]);
 }
 
 describe('the EndpointSlice check with whole endpoints kept as they are', () => {
@@ -90,7 +91,7 @@ describe('the EndpointSlice check with whole endpoints kept as they are', () => 
         const outcome = checkEndpointSlice(object, policy);
         const reference = referenceEndpoints(endpoints, [port], policy);
         expect('rejected' in outcome ? [] : outcome.dropped).toEqual(reference.dropped);
-        expect(outcome.patch !== undefined).toBe(reference.changed);
+        expect((outcome as { readonly patch?: unknown }).patch !== undefined).toBe(reference.changed);
         const kept = endpointsOf(outcome, endpoints);
         if (!reference.changed) return;
         expect(kept).toEqual(reference.kept);
