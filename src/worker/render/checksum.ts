@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import type { AuxiliaryFiles } from '../protocol.js';
 import { SERVER_SLOTS_FILE } from '../routing/server-slots.js';
 import { ConfigDigest } from './config-digest.js';
+import { sha256 } from './sha256.js';
 
 /**
  * Files digested per line (config-digest.ts with "\n" blocks, keyed by the text before the first
@@ -74,7 +75,7 @@ export function lineDigestOf(kept: Map<string, ConfigDigest>, id: string): Confi
 function fileDigest(id: string, text: string, digests: Map<string, { text: string; digest: string }> | undefined): string {
   const known = digests?.get(id);
   if (known !== undefined && known.text === text) return known.digest;
-  const digest = createHash('sha256').update(text).digest('hex');
+  const digest = sha256(text, 'hex');
   digests?.set(id, { text, digest });
   return digest;
 }

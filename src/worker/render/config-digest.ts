@@ -15,12 +15,12 @@
 // the block that starts with a text is, from an index of the blocks' keys (their text up to
 // `keyEnd`) built on first use per `digest`ed text. Back in `digest`, the rope is let go, with
 // the texts its blocks were cut from.
-import { createHash } from 'node:crypto';
 import type { TextEdit } from '../protocol.js';
 import { BlockRope } from './block-rope.js';
 import { DigestGroups, GROUP } from './digest-groups.js';
 import { applyEdits, commonPrefix, commonSuffix, sortedEdits } from './text-window.js';
 import { lowerBound } from '../store/sorted-search.js';
+import { sha256, sha256Latin1 } from './sha256.js';
 
 export class ConfigDigest {
   readonly #terminator: string;
@@ -203,7 +203,7 @@ export class ConfigDigest {
   }
 
   #combined(): string {
-    return createHash('sha256').update(this.#groups.join(''), 'latin1').digest('hex');
+    return sha256Latin1(this.#groups.join(''), 'hex');
   }
 
   #rebuild(text: string): void {
@@ -287,11 +287,11 @@ function split(text: string, from: number, to: number, terminator: string, stop:
 }
 
 function blockDigest(text: string): string {
-  return createHash('sha256').update(text).digest('binary');
+  return sha256(text, 'binary');
 }
 
 function groupDigest(blocks: DigestGroups, group: number): string {
-  return createHash('sha256').update(blocks.groupText(group), 'latin1').digest('binary');
+  return sha256Latin1(blocks.groupText(group), 'binary');
 }
 
 /** The first index whose value is above `value`. */

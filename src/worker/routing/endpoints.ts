@@ -3,6 +3,7 @@
 // an address the guard refused (address-policy.ts) never becomes a server, and at most
 // `values.maxEndpointsPerService` addresses are taken (with a warning naming the Service). A
 // missing Service or port is a warning and an empty backend, never an error.
+import type { KubeObject } from '../protocol.js';
 import { activeGuardContext } from '../store/guard-context.js';
 import { acceptedView } from '../store/object-guard.js';
 import type { ModelOptions } from './model.js';
@@ -24,11 +25,15 @@ interface SliceEndpoint {
   conditions?: { ready?: boolean };
 }
 
-/** Ready endpoint addresses for a backend reference, sorted, as `ip:port` (at most the cap). */
-export function resolveEndpoints(reader: StoreReader & { warn(message: string, finding?: Finding): void }, options: ModelOptions, ns: string, ref: BackendRef, owner: string, name?: string): string[] {
+/**
+ * Ready endpoint addresses for a backend reference, sorted, as `ip:port` (at most the cap).
+ * `known` is the Service the caller has just read through `reader` at the same keys, when it
+ * found one: reading it again would record nothing new.
+ */
+export function resolveEndpoints(reader: StoreReader & { warn(message: string, finding?: Finding): void }, options: ModelOptions, ns: string, ref: BackendRef, owner: string, name?: string, known?: KubeObject): string[] {
   // A Service or port that does not exist is a finding on the Ingress (BackendNotFound).
   const notFound: Finding | undefined = name === undefined ? undefined : { code: 'BackendNotFound', scope: 'path', namespace: ns, name };
-  const found = reader.getSingle(options.stores.services, [ns, ref.service.name]);
+  const found = known ?? reader.getSingle(options.stores.services, [ns, ref.service.name]);
   const service = found === undefined ? undefined : acceptedView(found);
   if (service === undefined) {
     reader.warn(`${owner}: service ${ns}/${ref.service.name} not found; its backend has no servers`, notFound);

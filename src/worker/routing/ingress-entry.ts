@@ -68,36 +68,15 @@ export function computeEntry(
   const routeClaimant: Claimant = options.routeOwnership === 'oldest' ? claimant : { ...claimant, created: 0 };
   const spec = ingress.spec as IngressSpec;
   const reads = new RecordedReads(source);
-  const warn = (message: string): void => reads.warn(message);
+  const warn = warnerOf(reads);
   const ingressOptions = ingressOptionsOf(ingress, options, warn, reads);
-  const backends: Backend[] = [];
-  const slotsFrom: (readonly string[] | undefined)[] = [];
+  const work: EntryWork = { reads, options, ns, name, owner, ingress, ingressOptions, warn, previousSlots, backends: [], slotsFrom: [] };
+  const { backends, slotsFrom } = work;
   const routes: RouteCandidate[] = [];
-  const backendFor = (ref: BackendRef): string => {
-    const port = ref.service.port.number !== undefined ? String(ref.service.port.number) : (ref.service.port.name as string);
-    const backendName = `ing_${ns}_${name}_${ref.service.name}_${port}`;
-    if (!backends.some((b) => b.name === backendName)) {
-      const { service, addresses, dns } = serviceServers(reads, options, ns, ref, owner, ingress.metadata.name);
-      const from = previousSlots(backendName);
-      backends.push({
-        name: backendName,
-        namespace: ns,
-        ingress: name,
-        service: ref.service.name,
-        port,
-        dns,
-        options: backendOptionsOf(ingress, service, warn),
-        ingressOptions,
-        servers: assignSlots(addresses, from, options.serverSlots),
-      });
-      slotsFrom.push(from);
-    }
-    return backendName;
-  };
-  const defaultBackend = spec.defaultBackend === undefined ? undefined : backendFor(spec.defaultBackend);
+  const defaultBackend = spec.defaultBackend === undefined ? undefined : backendFor(work, spec.defaultBackend);
   for (const rule of listOf(spec.rules)) {
     for (const p of listOf(rule.http?.paths)) {
-      const backend = backendFor(p.backend);
+      const backend = backendFor(work, p.backend);
       // Every field written out: a spread leaves the last four outside the object, in a property array of their own.
       routes.push({ owner, namespace: ns, name, created: routeClaimant.created, host: rule.host ?? '', path: p.path ?? '/', exact: p.pathType === 'Exact', backend });
     }
@@ -120,6 +99,49 @@ export function computeEntry(
   return { key, ingress, claimant, backends: backends.slice(), slotsFrom: slotsFrom.slice(), routes: routes.slice(), outputBytes, defaultBackend, tls, log: reads.log, deps: reads.deps.slice(), seen: 0 };
 }
 
+/** What computeEntry gathers for one Ingress while it walks its spec: the backends so far, and what a new one is made from. */
+interface EntryWork {
+  readonly reads: RecordedReads;
+  readonly options: ModelOptions;
+  readonly ns: string;
+  readonly name: string;
+  readonly owner: string;
+  readonly ingress: KubeObject;
+  readonly ingressOptions: IngressOptions;
+  readonly warn: (message: string) => void;
+  readonly previousSlots: (backend: string) => readonly string[] | undefined;
+  readonly backends: Backend[];
+  readonly slotsFrom: (readonly string[] | undefined)[];
+}
+
+/** The backend of `ref`, added to the work's backends on first use; its name. */
+function backendFor(work: EntryWork, ref: BackendRef): string {
+  const { ns, name, backends } = work;
+  const port = ref.service.port.number !== undefined ? String(ref.service.port.number) : (ref.service.port.name as string);
+  const backendName = `ing_${ns}_${name}_${ref.service.name}_${port}`;
+  for (const backend of backends) if (backend.name === backendName) return backendName;
+  const { service, addresses, dns } = serviceServers(work.reads, work.options, ns, ref, work.owner, work.ingress.metadata.name);
+  const from = work.previousSlots(backendName);
+  backends.push({
+    name: backendName,
+    namespace: ns,
+    ingress: name,
+    service: ref.service.name,
+    port,
+    dns,
+    options: backendOptionsOf(work.ingress, service, work.warn),
+    ingressOptions: work.ingressOptions,
+    servers: assignSlots(addresses, from, work.options.serverSlots),
+  });
+  work.slotsFrom.push(from);
+  return backendName;
+}
+
+/** The reads' warn for the option readers, which pass a message alone. Made here: a closure written in place costs a name to set under tsx. */
+function warnerOf(reads: RecordedReads): (message: string) => void {
+  return (message) => reads.warn(message);
+}
+
 /** Text the config and its maps and slot file carry for each backend and server slot, besides the values in them. */
 const BACKEND_OVERHEAD = 200;
 const SERVER_OVERHEAD = 20;
@@ -134,11 +156,23 @@ function outputEstimate(backends: readonly Backend[], ingressOptions: IngressOpt
   const shared = JSON.stringify(ingressOptions).length;
   let bytes = 0;
   for (const backend of backends) {
-    bytes += BACKEND_OVERHEAD + 4 * backend.name.length + shared + JSON.stringify(backend.options).length;
+    bytes += BACKEND_OVERHEAD + 4 * backend.name.length + shared + jsonLength(backend.options);
     for (const server of backend.servers) bytes += SERVER_OVERHEAD + 2 * (server.name.length + server.address.length);
   }
   for (const route of routes) bytes += 2 * (2 * (route.host.length + route.path.length) + route.backend.length + 2);
   return bytes;
+}
+
+/** The JSON length of backend options, which the model never changes once made: most backends share the default options. */
+const jsonLengths = new WeakMap<object, number>();
+
+function jsonLength(options: object): number {
+  let length = jsonLengths.get(options);
+  if (length === undefined) {
+    length = JSON.stringify(options).length;
+    jsonLengths.set(options, length);
+  }
+  return length;
 }
 
 /** Text of a crt-list line (the certificate's path), and per host its name in the crt-list and the TLS host list. */

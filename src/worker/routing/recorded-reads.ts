@@ -22,6 +22,9 @@ export function objectDepKey(store: string, key: string): string {
   return `o\0${store}\0${key}`;
 }
 
+/** Up to this many dependencies are told apart by a look through the list. */
+const SMALL_DEPS = 16;
+
 /**
  * Guarded store reads on behalf of one Ingress: records the lookups made (dependency keys) and,
  * in order, the guard rejections met, next to the warnings of the Ingress's computation.
@@ -29,8 +32,12 @@ export function objectDepKey(store: string, key: string): string {
 export class RecordedReads implements StoreReader {
   readonly deps: string[] = [];
   readonly log: LogEntry[] = [];
-  /** `deps` as a set: one reads object may record many (all HTTPRoutes of a Gateway build). */
-  readonly #seen = new Set<string>();
+  /**
+   * `deps` as a set, once they are more than SMALL_DEPS: one reads object may record many (all
+   * HTTPRoutes of a Gateway build), but an Ingress's reads record a handful, which a look
+   * through `deps` finds as fast, without a Set per Ingress.
+   */
+  #seen: Set<string> | undefined;
 
   constructor(private readonly source: ModelSource) {}
 
@@ -66,10 +73,11 @@ export class RecordedReads implements StoreReader {
   }
 
   #depend(dep: string): void {
-    if (this.#seen.has(dep)) return;
+    if (this.#seen === undefined ? this.deps.includes(dep) : this.#seen.has(dep)) return;
     // Kept as long as the Ingress's entry: one flat string, not the pieces it was joined from.
     const kept = flat(dep);
-    this.#seen.add(kept);
     this.deps.push(kept);
+    if (this.#seen !== undefined) this.#seen.add(kept);
+    else if (this.deps.length > SMALL_DEPS) this.#seen = new Set(this.deps);
   }
 }

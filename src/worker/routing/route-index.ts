@@ -69,6 +69,11 @@ export class RouteIndex {
   #owners: HostOwners | undefined;
   /** Keys whose claimants changed since the last `tables` call. */
   #touched = new Map<string, { table: TableName; key: string }>();
+  /**
+   * Every key in #claims counts as touched, besides #touched: set when routes are added to an
+   * index without claims (a cold build), which then records nothing per key it adds.
+   */
+  #claimsTouched = false;
   /** Hosts whose group changed since the last `ownersChanged` call, with their owner then (see ownerOf). */
   #touchedHosts = new Map<string, HostOwner | undefined>();
   /** Whether the owners may differ from those of the last `ownersChanged` call whatever the touched hosts say. */
@@ -85,6 +90,7 @@ export class RouteIndex {
     this.#shared = 0;
     this.#owners = undefined;
     this.#touched.clear();
+    this.#claimsTouched = false;
     this.#touchedHosts.clear();
     this.#ownersUnknown = true;
   }
@@ -119,14 +125,17 @@ export class RouteIndex {
   }
 
   add(routes: readonly RouteCandidate[]): void {
+    if (this.#claims.size === 0) this.#claimsTouched = true;
+    const record = !this.#claimsTouched;
     for (const route of routes) {
-      for (const { table, key } of routeClaims(route)) {
-        const id = `${table}\0${key}`;
+      for (const claim of routeClaims(route)) {
+        const id = `${claim.table}\0${claim.key}`;
         const claimants = this.#claims.get(id);
         // A literal holds one element (almost every key has one claimant); a first push would reserve 17.
         if (claimants === undefined) this.#claims.set(id, [route]);
         else if (claimants.push(route) === 2) this.#contested++;
-        this.#touched.set(id, { table, key });
+        // The claim is a fresh object of its own: it serves as the touched key as it is.
+        if (record) this.#touched.set(id, claim);
       }
       for (const group of groupsOf(route)) this.#group(group, route, true);
     }
@@ -184,7 +193,8 @@ export class RouteIndex {
    * was contested may have refused keys that no other route contests.
    */
   #group(id: string, route: RouteCandidate, add: boolean): void {
-    if (id.startsWith('host\0')) {
+    // While the owners are unknown anyway, ownersChanged() answers true without the touched hosts.
+    if (!this.#ownersUnknown && id.startsWith('host\0')) {
       const host = id.slice(5);
       if (!this.#touchedHosts.has(host)) this.#touchedHosts.set(host, this.#ownerOf(host));
     }
@@ -216,7 +226,9 @@ export class RouteIndex {
    */
   tables(previous: RouteTables | undefined, all: () => readonly RouteCandidate[], warn: Warn): RouteTables {
     const touched = this.#touched;
+    const claimsTouched = this.#claimsTouched;
     this.#touched = new Map();
+    this.#claimsTouched = false;
     if (this.#contested > 0 || this.#shared > 0) {
       const { tables: fresh, owners } = buildTables(all(), warn);
       this.#owners = owners;
@@ -232,6 +244,13 @@ export class RouteIndex {
       }
       const sorted = (name: TableName): RouteEntry[] => (lists.get(name) as RouteEntry[]).sort(comparatorOf(name));
       return eachTable(sorted);
+    }
+    if (claimsTouched) {
+      for (const id of this.#claims.keys()) {
+        if (touched.has(id)) continue;
+        const cut = id.indexOf('\0');
+        touched.set(id, { table: id.slice(0, cut) as TableName, key: id.slice(cut + 1) });
+      }
     }
     // Touched tables are copied before they change: the previous arrays are never modified.
     const next = new Map<TableName, RouteEntry[]>();

@@ -27,12 +27,16 @@ export const MAX_SLOTS = MAX_SERVER_SLOTS;
  */
 export function slotCount(endpoints: number, previous: number, block: number): number {
   const size = Math.min(MAX_SERVER_SLOTS, Math.max(1, Math.floor(block) || 1));
-  const blocks = (n: number): number => Math.min(MAX_SERVER_SLOTS, Math.max(1, Math.ceil(n / size)) * size);
   const current = Math.min(MAX_SERVER_SLOTS, previous);
-  const needed = blocks(endpoints);
+  const needed = wholeBlocks(endpoints, size);
   if (needed > current) return needed;
-  const halfFull = blocks(2 * endpoints);
+  const halfFull = wholeBlocks(2 * endpoints, size);
   return halfFull < current ? halfFull : current;
+}
+
+/** The slots `n` endpoints take in blocks of `size` (at least one block, at most the cap). */
+function wholeBlocks(n: number, size: number): number {
+  return Math.min(MAX_SERVER_SLOTS, Math.max(1, Math.ceil(n / size)) * size);
 }
 
 /**

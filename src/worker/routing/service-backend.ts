@@ -46,7 +46,7 @@ export function serviceServers(reads: RecordedReads, options: ModelOptions, ns: 
     return { service, addresses: [], dns: false };
   }
   const logged = reads.log.length;
-  const addresses = resolveEndpoints(reads, options, ns, ref, owner, name);
+  const addresses = resolveEndpoints(reads, options, ns, ref, owner, name, service);
   // resolveEndpoints warns about a missing Service or port; an empty result without a warning
   // is a Service without ready endpoints.
   if (addresses.length === 0 && reads.log.length === logged) reads.warn(`${where} has no ready endpoints; its backend has no servers`);

@@ -10,6 +10,7 @@ import { quote } from './log-text.js';
 import { MAX_ENDPOINT_ADDRESSES, MAX_PORTS, MAX_SLICE_ENDPOINTS } from './value-limits.js';
 
 const ADDRESS_TYPES = new Set(['IPv4', 'IPv6']);
+const CONDITIONS = ['ready', 'serving', 'terminating'] as const;
 
 export function checkEndpointSlice(object: KubeObject, policy: GuardPolicy): KindOutcome {
   if (object.addressType !== undefined && (typeof object.addressType !== 'string' || !ADDRESS_TYPES.has(object.addressType))) {
@@ -31,35 +32,43 @@ export function checkEndpointSlice(object: KubeObject, policy: GuardPolicy): Kin
   if (endpoints.length > MAX_SLICE_ENDPOINTS) return rejected('object', `has ${endpoints.length} endpoints, over the limit of ${MAX_SLICE_ENDPOINTS}`);
   const dropped: Problem[] = [];
   const kept: unknown[] = [];
+  let changed = false;
   for (let e = 0; e < endpoints.length; e++) {
-    const endpoint = checkEndpoint(endpoints[e], `endpoints[${e}]`, numbers, policy, dropped);
+    const endpoint = checkEndpoint(endpoints[e], e, numbers, policy, dropped);
+    if (endpoint === undefined || endpoint !== endpoints[e]) changed = true;
     if (endpoint !== undefined) kept.push(endpoint);
   }
-  const changed = kept.length !== endpoints.length || kept.some((endpoint, i) => endpoint !== endpoints[i]);
   return changed ? { patch: { endpoints: Object.freeze(kept) }, dropped } : { dropped };
 }
 
-function checkEndpoint(endpoint: unknown, at: string, ports: readonly number[], policy: GuardPolicy, dropped: Problem[]): unknown {
-  const drop = (reason: string): undefined => {
-    dropped.push({ scope: 'endpoint', reason: `${reason}; the endpoint is dropped` });
-    return undefined;
-  };
-  if (!isRecord(endpoint)) return drop(`${at} is ${quote(endpoint)}, not a mapping`);
+/** Drops an endpoint: the reason goes to `dropped`. */
+function dropEndpoint(dropped: Problem[], reason: string): undefined {
+  dropped.push({ scope: 'endpoint', reason: `${reason}; the endpoint is dropped` });
+  return undefined;
+}
+
+/**
+ * The endpoint as the view keeps it (itself when whole), or undefined when it is dropped. Nearly
+ * every endpoint is whole: its position (`endpoints[e]`) is spelled out only in a reason.
+ */
+function checkEndpoint(endpoint: unknown, e: number, ports: readonly number[], policy: GuardPolicy, dropped: Problem[]): unknown {
+  if (!isRecord(endpoint)) return dropEndpoint(dropped, `endpoints[${e}] is ${quote(endpoint)}, not a mapping`);
   const conditions = endpoint.conditions;
   if (conditions !== undefined && conditions !== null) {
-    if (!isRecord(conditions)) return drop(`${at}.conditions is ${quote(conditions)}, not a mapping`);
-    for (const field of ['ready', 'serving', 'terminating'] as const) {
+    if (!isRecord(conditions)) return dropEndpoint(dropped, `endpoints[${e}].conditions is ${quote(conditions)}, not a mapping`);
+    for (const field of CONDITIONS) {
       const value = conditions[field];
-      if (value !== undefined && value !== null && typeof value !== 'boolean') return drop(`${at}.conditions.${field} ${quote(value)} is not a boolean`);
+      if (value !== undefined && value !== null && typeof value !== 'boolean') return dropEndpoint(dropped, `endpoints[${e}].conditions.${field} ${quote(value)} is not a boolean`);
     }
   }
   const addresses = endpoint.addresses;
-  if (!Array.isArray(addresses)) return drop(`${at}.addresses is ${quote(addresses)}, not a list`);
-  if (addresses.length > MAX_ENDPOINT_ADDRESSES) return drop(`${at}.addresses has ${addresses.length} entries, over the limit of ${MAX_ENDPOINT_ADDRESSES}`);
+  if (!Array.isArray(addresses)) return dropEndpoint(dropped, `endpoints[${e}].addresses is ${quote(addresses)}, not a list`);
+  if (addresses.length > MAX_ENDPOINT_ADDRESSES) return dropEndpoint(dropped, `endpoints[${e}].addresses has ${addresses.length} entries, over the limit of ${MAX_ENDPOINT_ADDRESSES}`);
+  if (conditions !== null && addresses.length > 0 && allAccepted(addresses, ports, policy)) return endpoint;
   const good = addresses.filter((address: unknown, i: number) => {
     const problem = typeof address === 'string' ? addressProblem(address, ports, policy) : 'is not a string';
     if (problem === null) return true;
-    dropped.push({ scope: 'endpoint', reason: `${at}.addresses[${i}] ${quote(address, 60)} ${problem}; it is dropped` });
+    dropped.push({ scope: 'endpoint', reason: `endpoints[${e}].addresses[${i}] ${quote(address, 60)} ${problem}; it is dropped` });
     return false;
   });
   if (good.length === 0) return undefined;
@@ -67,4 +76,13 @@ function checkEndpoint(endpoint: unknown, at: string, ports: readonly number[], 
   const view: Record<string, unknown> = { ...endpoint, addresses: Object.freeze(good) };
   if (conditions === null) delete view.conditions;
   return Object.freeze(view);
+}
+
+/** Whether every address is a string the policy accepts (no hole, nothing to drop): the endpoint then stays as it is. */
+function allAccepted(addresses: readonly unknown[], ports: readonly number[], policy: GuardPolicy): boolean {
+  for (let i = 0; i < addresses.length; i++) {
+    const address: unknown = addresses[i];
+    if (typeof address !== 'string' || addressProblem(address, ports, policy) !== null) return false;
+  }
+  return true;
 }

@@ -74,13 +74,15 @@ function checkRules(rules: unknown, dropped: Problem[]): unknown {
   return changed ? Object.freeze(kept) : rules;
 }
 
+/** Drops a rule with its paths: the reason goes to `dropped`. */
+function dropRule(dropped: Problem[], reason: string): undefined {
+  dropped.push({ scope: 'path', reason: `${reason}; the rule and its paths are dropped` });
+  return undefined;
+}
+
 function checkRule(rule: unknown, where: string, dropped: Problem[]): unknown {
-  const drop = (reason: string): undefined => {
-    dropped.push({ scope: 'path', reason: `${reason}; the rule and its paths are dropped` });
-    return undefined;
-  };
-  if (!isRecord(rule)) return drop(`${where} is ${quote(rule)}, not a mapping`);
-  if (rule.host !== undefined && rule.host !== '' && !isHost(rule.host)) return drop(`${where}.host ${quote(rule.host)} is not a valid host name`);
+  if (!isRecord(rule)) return dropRule(dropped, `${where} is ${quote(rule)}, not a mapping`);
+  if (rule.host !== undefined && rule.host !== '' && !isHost(rule.host)) return dropRule(dropped, `${where}.host ${quote(rule.host)} is not a valid host name`);
   const http = rule.http;
   if (http === undefined) return rule;
   if (http === null) {
@@ -89,8 +91,8 @@ function checkRule(rule: unknown, where: string, dropped: Problem[]): unknown {
     delete rest.http;
     return Object.freeze(rest);
   }
-  if (!isRecord(http)) return drop(`${where}.http is ${quote(http)}, not a mapping`);
-  if (!Array.isArray(http.paths)) return drop(`${where}.http.paths is ${quote(http.paths)}, not a list`);
+  if (!isRecord(http)) return dropRule(dropped, `${where}.http is ${quote(http)}, not a mapping`);
+  if (!Array.isArray(http.paths)) return dropRule(dropped, `${where}.http.paths is ${quote(http.paths)}, not a list`);
   const paths: unknown[] = [];
   for (let p = 0; p < http.paths.length; p++) {
     const path: unknown = http.paths[p];
@@ -153,19 +155,21 @@ function checkTls(tls: unknown, namespace: string, dropped: Problem[]): unknown 
   return changed ? Object.freeze(kept) : tls;
 }
 
+/** Drops a TLS entry: the reason goes to `dropped`. */
+function dropTlsEntry(dropped: Problem[], reason: string): undefined {
+  dropped.push({ scope: 'tls', reason: `${reason}; TLS is dropped for the hosts of this entry` });
+  return undefined;
+}
+
 function checkTlsEntry(entry: unknown, where: string, namespace: string, dropped: Problem[]): unknown {
-  const drop = (reason: string): undefined => {
-    dropped.push({ scope: 'tls', reason: `${reason}; TLS is dropped for the hosts of this entry` });
-    return undefined;
-  };
-  if (!isRecord(entry)) return drop(`${where} is ${quote(entry)}, not a mapping`);
-  if (entry.secretName !== undefined && !isDnsSubdomain(entry.secretName)) return drop(`${where}.secretName ${quote(entry.secretName)} is not a valid name`);
+  if (!isRecord(entry)) return dropTlsEntry(dropped, `${where} is ${quote(entry)}, not a mapping`);
+  if (entry.secretName !== undefined && !isDnsSubdomain(entry.secretName)) return dropTlsEntry(dropped, `${where}.secretName ${quote(entry.secretName)} is not a valid name`);
   // The certificate is written as <namespace>_<secret>.pem: a longer name no file system takes.
   if (typeof entry.secretName === 'string' && namespace.length + entry.secretName.length + 5 > MAX_FILE_NAME) {
-    return drop(`${where}.secretName is ${entry.secretName.length} characters long; with the namespace, its certificate file name would be over ${MAX_FILE_NAME} characters`);
+    return dropTlsEntry(dropped, `${where}.secretName is ${entry.secretName.length} characters long; with the namespace, its certificate file name would be over ${MAX_FILE_NAME} characters`);
   }
   if (entry.hosts === undefined) return entry;
-  if (!Array.isArray(entry.hosts)) return drop(`${where}.hosts is ${quote(entry.hosts)}, not a list`);
+  if (!Array.isArray(entry.hosts)) return dropTlsEntry(dropped, `${where}.hosts is ${quote(entry.hosts)}, not a list`);
   const hosts = entry.hosts.filter((host: unknown, h: number) => {
     if (isHost(host)) return true;
     dropped.push({ scope: 'tls', reason: `${where}.hosts[${h}] ${quote(host)} is not a valid host name; TLS is dropped for it` });

@@ -5,7 +5,7 @@
 // empty (null) is only dropped; kubectl's last-applied copy of the object is dropped unread.
 import type { KubeObject } from '../protocol.js';
 import { annotationAllowsLineBreaks, annotationProblem } from './annotation-checks.js';
-import { CONTROL, isDnsLabel, isDnsSubdomain, isLabelValue, isQualifiedName, isRecord, isTimestamp, type Problem } from './field-rules.js';
+import { CONTROL, isDnsLabel, isDnsSubdomain, isLabelValue, isQualifiedName, isRecord, isTimestamp, rejected as reject, type Problem } from './field-rules.js';
 import { quote } from './log-text.js';
 import { MAX_ANNOTATION_VALUE, MAX_ANNOTATIONS_TOTAL, MAX_QUALIFIED_NAME } from './value-limits.js';
 
@@ -20,7 +20,6 @@ type Metadata = KubeObject['metadata'];
  */
 export function checkMetadata(object: KubeObject, kind: string, namespaced: boolean): { rejected: Problem } | { metadata: Metadata; dropped: Problem[] } {
   const meta = object.metadata as Record<string, unknown>;
-  const reject = (scope: Problem['scope'], reason: string): { rejected: Problem } => ({ rejected: { scope, reason } });
   if (!isDnsSubdomain(meta.name)) return reject('object', `metadata.name ${quote(meta.name)} is not a valid DNS subdomain`);
   if (namespaced && (meta.namespace === undefined || meta.namespace === '')) return reject('object', 'metadata.namespace is missing');
   if (meta.namespace !== undefined && meta.namespace !== '' && !isDnsLabel(meta.namespace)) {
@@ -55,18 +54,22 @@ export function checkMetadata(object: KubeObject, kind: string, namespaced: bool
       delete kept[key];
       continue;
     }
-    const at = `metadata.annotations[${quote(key)}]`;
     if (key.length > MAX_QUALIFIED_NAME || !isQualifiedName(key)) return reject('annotation', `metadata.annotations key ${quote(key)} is not a valid annotation key`);
-    if (typeof value !== 'string') return reject('annotation', `${at} is ${quote(value)}, not a string`);
+    if (typeof value !== 'string') return reject('annotation', `${annotationAt(key)} is ${quote(value)}, not a string`);
     // Multi-line annotations (path-rewrite, *-set-header) hold one rule per line; their parsers check each line.
     if (CONTROL.test(annotationAllowsLineBreaks(kind, key) ? value.replace(/\r?\n/g, '') : value)) {
-      return reject('annotation', `${at} ${quote(value)} contains a control character (newline or similar)`);
+      return reject('annotation', `${annotationAt(key)} ${quote(value)} contains a control character (newline or similar)`);
     }
-    if (value.length > MAX_ANNOTATION_VALUE) return reject('annotation', `${at} is ${value.length} characters long, over the limit of ${MAX_ANNOTATION_VALUE}`);
+    if (value.length > MAX_ANNOTATION_VALUE) return reject('annotation', `${annotationAt(key)} is ${value.length} characters long, over the limit of ${MAX_ANNOTATION_VALUE}`);
     total += key.length + value.length;
     if (total > MAX_ANNOTATIONS_TOTAL) return reject('annotation', `metadata.annotations are over ${MAX_ANNOTATIONS_TOTAL} characters in total`);
     const problem = annotationProblem(kind, key, value, object);
-    if (problem !== null) return reject('annotation', `${at} ${quote(value)}: ${problem}`);
+    if (problem !== null) return reject('annotation', `${annotationAt(key)} ${quote(value)}: ${problem}`);
   }
   return { metadata: kept === undefined ? object.metadata : Object.freeze({ ...object.metadata, annotations: Object.freeze(kept) }), dropped };
+}
+
+/** How a reason names an annotation (spelled out only when one is refused). */
+function annotationAt(key: string): string {
+  return `metadata.annotations[${quote(key)}]`;
 }

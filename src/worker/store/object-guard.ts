@@ -156,27 +156,23 @@ const CLUSTER_KINDS = new Set(['GatewayClass', 'Namespace']);
 
 function computeVerdict(object: KubeObject, checkAs: string | undefined, policy: GuardPolicy): GuardVerdict {
   const kind = labelOf(checkAs, object);
-  const refuse = (problem: Problem, before: readonly Rejection[] = []): GuardVerdict => {
-    const final = rejection(kind, object, problem);
-    const all = [...before, problem.scope === 'object' ? final : Object.freeze({ ...final, wholeObject: true as const })];
-    return { ok: false, kind, reason: rejectionMessage(all[all.length - 1] as Rejection), rejections: Object.freeze(all) };
-  };
   if (checkAs !== undefined && object.kind !== undefined && object.kind !== checkAs) {
-    return refuse({ scope: 'object', reason: `kind ${quote(object.kind)} is not the kind of its store (${kind})` });
+    return refusal(kind, object, { scope: 'object', reason: `kind ${quote(object.kind)} is not the kind of its store (${kind})` });
   }
   let meta;
   let outcome;
   try {
     const check = checkAs !== undefined && Object.hasOwn(KIND_CHECKS, checkAs) ? KIND_CHECKS[checkAs] : undefined;
     meta = checkMetadata(object, checkAs ?? '', check !== undefined && !CLUSTER_KINDS.has(checkAs as string));
-    if ('rejected' in meta) return refuse(meta.rejected);
+    if ('rejected' in meta) return refusal(kind, object, meta.rejected);
     outcome = check?.(object, policy) ?? { dropped: [] };
   } catch (error) {
     // The checks handle every shape; a throw is a bug, and it still costs only this object.
-    return refuse({ scope: 'object', reason: `could not be checked (${error instanceof Error ? error.message : String(error)})` });
+    return refusal(kind, object, { scope: 'object', reason: `could not be checked (${error instanceof Error ? error.message : String(error)})` });
   }
-  const dropped = meta.dropped.map((p) => rejection(kind, object, p));
-  if ('rejected' in outcome) return refuse(outcome.rejected, dropped);
+  const dropped: Rejection[] = [];
+  for (const problem of meta.dropped) dropped.push(rejection(kind, object, problem));
+  if ('rejected' in outcome) return refusal(kind, object, outcome.rejected, dropped);
   for (const problem of outcome.dropped) dropped.push(rejection(kind, object, problem));
   let view = object;
   if (outcome.patch !== undefined || meta.metadata !== object.metadata) {
@@ -190,6 +186,13 @@ function computeVerdict(object: KubeObject, checkAs: string | undefined, policy:
   }
   if (outcome.material !== undefined) tlsMaterials.set(view, outcome.material);
   return { ok: true, kind, object: view, rejections: dropped.length === 0 ? NO_REJECTIONS : Object.freeze(dropped) };
+}
+
+/** The verdict refusing the object for `problem`, after the rejections `before` (parts left out first). */
+function refusal(kind: string, object: KubeObject, problem: Problem, before: readonly Rejection[] = []): GuardVerdict {
+  const final = rejection(kind, object, problem);
+  const all = [...before, problem.scope === 'object' ? final : Object.freeze({ ...final, wholeObject: true as const })];
+  return { ok: false, kind, reason: rejectionMessage(all[all.length - 1] as Rejection), rejections: Object.freeze(all) };
 }
 
 function rejection(kind: string, object: KubeObject, problem: { readonly scope: RejectionScope; readonly reason: string }): Rejection {

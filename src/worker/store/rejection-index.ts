@@ -4,7 +4,7 @@
 // so an unchanged object is never checked again. The list follows the store's key order. Before
 // a batch is checked, the annotation checks may prepare for it (one HAProxy run for every new
 // regular expression of the batch, say).
-import type { Rejection } from '../protocol.js';
+import type { KubeObject, Rejection } from '../protocol.js';
 import { annotationChecksGeneration, prepareAnnotationChecks } from './annotation-checks.js';
 import type { GuardContext } from './guard-context.js';
 import { compareKeys, type IndexedStore } from './indexed-store.js';
@@ -55,7 +55,12 @@ export function storeRejections(store: IndexedStore, context: GuardContext): rea
 function prepare(store: IndexedStore, keys: readonly string[]): void {
   const kind = store.definition?.kind;
   if (kind === undefined) return;
-  prepareAnnotationChecks(kind, keys.map((key) => store.get(key)).filter((object) => object !== undefined));
+  const objects: KubeObject[] = [];
+  for (const key of keys) {
+    const object = store.get(key);
+    if (object !== undefined) objects.push(object);
+  }
+  prepareAnnotationChecks(kind, objects);
 }
 
 function record(state: StoreRejections, store: IndexedStore, key: string): void {

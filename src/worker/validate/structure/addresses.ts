@@ -4,8 +4,27 @@
 import { BIND_ADDRESS_PREFIXES, SERVER_ADDRESS_PREFIXES } from '../keywords.js';
 import { isDigits, isHex } from '../tokenizer.js';
 
+/**
+ * The answers of serverAddressProblem for the addresses met lately: a config repeats a few
+ * addresses over and over (every empty server slot is 127.0.0.1:1), and the answer depends on
+ * the address alone. Bounded: emptied when full.
+ */
+const serverAnswers = new Map<string, string | null>();
+const MAX_SERVER_ANSWERS = 4096;
+
 /** Returns what is wrong with a server address, or null. */
 export function serverAddressProblem(addr: string): string | null {
+  let answer = serverAnswers.get(addr);
+  if (answer === undefined) {
+    answer = checkServerAddress(addr);
+    if (serverAnswers.size >= MAX_SERVER_ANSWERS) serverAnswers.clear();
+    serverAnswers.set(addr, answer);
+  }
+  return answer;
+}
+
+/** The check itself, without the answers kept. Exported for its tests. */
+export function checkServerAddress(addr: string): string | null {
   if (addr.indexOf('${') >= 0) return null;
   let rest = addr;
   const at = addr.indexOf('@');
