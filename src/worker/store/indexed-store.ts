@@ -5,6 +5,7 @@
 // admission (store-admission.ts) on its way in. Pure and synchronous: main thread and replicas.
 import type { KubeObject } from '../protocol.js';
 import { flat, fromDormantText, toDormantText } from './compact-object.js';
+import { DormantKeys } from './dormant-keys.js';
 import { IndexTree } from './index-tree.js';
 import { admitObject, registerAdmitted, type StoreIdentity, type StoreKind } from './store-admission.js';
 import { lowerBound } from './sorted-search.js';
@@ -79,6 +80,8 @@ export class IndexedStore {
   readonly #byKey = new Map<string, Held>();
   readonly #index: IndexTree;
   readonly #dormant: boolean;
+  /** The property-name codes of this store's texts (a dormant store's only). */
+  readonly #keys = new DormantKeys();
   /** Every key, sorted by compareKeys; kept sorted on each change (null until first needed). */
   #order: string[] | null = null;
   /** The objects in `#order`; rebuilt lazily after a change. */
@@ -153,11 +156,12 @@ export class IndexedStore {
    * (and changes nothing) when the store refuses the object.
    */
   upsert(raw: KubeObject, key?: string): boolean {
-    const object = this.admit(raw);
+    // A dormant store registers the object only when it holds it: the one its text stands for is registered when it is parsed.
+    const object = admitObject(raw, this.#identity, !this.#dormant);
     key = flat(key ?? objectKey(object));
     const previous = this.#byKey.get(key);
     if (previous !== undefined) this.#index.delete(key, this.indexValues(this.#objectOf(previous)));
-    const held: Held = this.#dormant ? (toDormantText(object, this.#identity.definition) ?? object) : object;
+    const held: Held = this.#dormant ? (toDormantText(object, this.#identity.definition, this.#keys) ?? registerAdmitted(object, this.#identity)) : object;
     this.#byKey.set(key, held);
     this.#index.set(key, this.indexValues(object));
     if (previous === undefined && this.#order !== null) this.#order.splice(this.#position(key), 0, key);
@@ -220,7 +224,7 @@ export class IndexedStore {
 
   /** The object a held entry stands for, parsed afresh when it is text (for its index values). */
   #objectOf(held: Held): KubeObject {
-    return typeof held === 'string' ? fromDormantText(held, this.#identity.definition) : held;
+    return typeof held === 'string' ? fromDormantText(held, this.#identity.definition, this.#keys) : held;
   }
 
   /**
@@ -229,7 +233,7 @@ export class IndexedStore {
    */
   #awake(key: string, held: Held): KubeObject {
     if (typeof held !== 'string') return held;
-    const object = registerAdmitted(fromDormantText(held, this.#identity.definition), this.#identity);
+    const object = registerAdmitted(fromDormantText(held, this.#identity.definition, this.#keys), this.#identity);
     this.#byKey.set(key, object);
     return object;
   }
