@@ -76,22 +76,23 @@ export function computeEntry(
   const backendFor = (ref: BackendRef): string => {
     const port = ref.service.port.number !== undefined ? String(ref.service.port.number) : (ref.service.port.name as string);
     const backendName = `ing_${ns}_${name}_${ref.service.name}_${port}`;
-    if (!backends.some((b) => b.name === backendName)) {
-      const { service, addresses, dns } = serviceServers(reads, options, ns, ref, owner, ingress.metadata.name);
-      const from = previousSlots(backendName);
-      backends.push({
-        name: backendName,
-        namespace: ns,
-        ingress: name,
-        service: ref.service.name,
-        port,
-        dns,
-        options: backendOptionsOf(ingress, service, warn),
-        ingressOptions,
-        servers: assignSlots(addresses, from, options.serverSlots),
-      });
-      slotsFrom.push(from);
-    }
+    // Paths to the same backend share its name's string (the routes keep it as long as the backend).
+    const known = backends.find((b) => b.name === backendName);
+    if (known !== undefined) return known.name;
+    const { service, addresses, dns } = serviceServers(reads, options, ns, ref, owner, ingress.metadata.name);
+    const from = previousSlots(backendName);
+    backends.push({
+      name: backendName,
+      namespace: ns,
+      ingress: name,
+      service: ref.service.name,
+      port,
+      dns,
+      options: backendOptionsOf(ingress, service, warn),
+      ingressOptions,
+      servers: assignSlots(addresses, from, options.serverSlots),
+    });
+    slotsFrom.push(from);
     return backendName;
   };
   const defaultBackend = spec.defaultBackend === undefined ? undefined : backendFor(spec.defaultBackend);
