@@ -168,4 +168,30 @@ describe('a dormant IndexedStore (as worker replicas hold objects)', () => {
       { numRuns: 500 },
     );
   });
+
+  it('answers lookups as a store holding the objects does, through any upserts and deletes before and after its first lookup', () => {
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('upsert' as const), ns: fc.constantFrom('a', 'b'), name: fc.constantFrom('x', 'y', 'z', 'w'), service: fc.constantFrom('web', 'api', 'db'), rev: fc.nat(9) }),
+      fc.record({ kind: fc.constant('delete' as const), ns: fc.constantFrom('a', 'b'), name: fc.constantFrom('x', 'y', 'z', 'w') }),
+      fc.record({ kind: fc.constant('fetch' as const), keys: fc.constantFrom<string[]>([], ['a'], ['b'], ['a', 'web'], ['b', 'api'], ['a', 'db'], ['c']) }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
+        const plain = new IndexedStore('endpointslices', BY_SERVICE);
+        const held = dormant();
+        for (const o of ops) {
+          if (o.kind === 'upsert') {
+            plain.upsert(slice(o.ns, o.name, o.service, o.rev));
+            held.upsert(slice(o.ns, o.name, o.service, o.rev));
+          } else if (o.kind === 'delete') {
+            expect(held.delete(`${o.ns}/${o.name}`)).toBe(plain.delete(`${o.ns}/${o.name}`));
+          } else {
+            expect(names(held.fetch(o.keys))).toEqual(names(plain.fetch(o.keys)));
+          }
+        }
+        for (const keys of [['a'], ['b'], ['a', 'web'], ['b', 'db']]) expect(names(held.fetch(keys))).toEqual(names(plain.fetch(keys)));
+      }),
+      { numRuns: 500 },
+    );
+  });
 });
