@@ -35,8 +35,8 @@ export class ConfigDigest {
   #groups: string[] = [];
   /** The blocks of #text, once an edit or a find asked for them; its text is #text. */
   #rope: BlockRope | undefined;
-  /** The first block of each key, for `find`. */
-  #keys: Map<string, number> | undefined;
+  /** The first block of each key's hash (keyHash), for `find`: a hash costs nothing to hold, a key string a slice per block. */
+  #keys: Map<number, number> | undefined;
 
   /** `terminator` ends a block; `keyEnd` ends a block's key (see `find`). */
   constructor(terminator = '\n\n', keyEnd = '\n') {
@@ -79,20 +79,25 @@ export class ConfigDigest {
     const rope = this.#ropeOf();
     if (rope === undefined) return -1;
     const keys = (this.#keys ??= this.#keyIndex(rope));
-    const index = keys.get(this.#keyOf(needle));
+    const key = this.#keyOf(needle);
+    let index = keys.get(keyHash(key, 0, key.length));
     if (index === undefined) return -1;
+    // Another key of the same hash came first: the first block of this key, if any, is further on.
+    while (index < rope.count && this.#keyOf(rope.leaf(index)) !== key) index++;
+    if (index === rope.count) return -1;
     let text = rope.leaf(index);
     for (let next = index + 1; text.length < needle.length && next < rope.count; next++) text += rope.leaf(next);
     return text.startsWith(needle) ? rope.start(index) : -1;
   }
 
-  /** The first block of each key. Native searches and slices of the base: it runs once per base, before the JIT knows it. */
-  #keyIndex(rope: BlockRope): Map<string, number> {
-    const keys = new Map<string, number>();
+  /** The first block of each key's hash. It runs once per base. */
+  #keyIndex(rope: BlockRope): Map<number, number> {
+    const keys = new Map<number, number>();
     for (let i = 0; i < rope.count; i++) {
       const { text, from, to } = rope.span(i);
-      const key = this.#keyIn(text, from, to);
-      if (!keys.has(key)) keys.set(key, i);
+      const end = text.indexOf(this.#keyEnd, from);
+      const hash = keyHash(text, from, end < 0 || end > to ? to : end);
+      if (!keys.has(hash)) keys.set(hash, i);
     }
     return keys;
   }
@@ -284,6 +289,13 @@ function split(text: string, from: number, to: number, terminator: string, stop:
     if (end === to || stop(end)) break;
   }
   return { starts, blocks };
+}
+
+/** The 32-bit FNV-1a hash of text[from, to), a small integer V8 holds unboxed. */
+function keyHash(text: string, from: number, to: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = from; i < to; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return hash | 0;
 }
 
 function blockDigest(text: string): string {

@@ -31,7 +31,7 @@ import { guardObject } from '../store/object-guard.js';
 import { ExclusionFilter } from '../store/render-exclusions.js';
 import type { OutputPaths, RenderScope, TemplateEngine } from '../templates/template-engine.js';
 import type { ConfigDigest } from './config-digest.js';
-import { exclusionsKey, indexByService, serviceNamespace, warnedAbout, type LaneBase } from './lane-base.js';
+import { backendsOf, exclusionsKey, indexByService, serviceNamespace, warnedAbout, type LaneBase } from './lane-base.js';
 import type { SliceChange } from './slice-services.js';
 import { applyEdits, sortedEdits } from './text-window.js';
 
@@ -91,7 +91,7 @@ export function endpointLane(engine: TemplateEngine, base: LaneBase, request: La
   const changed: [Backend, Backend][] = [];
   for (const service of services) {
     if (warnedAbout(base, service)) return undefined;
-    for (const name of byService.get(service) ?? []) {
+    for (const name of backendsOf(byService, service)) {
       const backend = base.backends.get(name) as Backend;
       const next = reslotted(backend, reader, options);
       if (next === undefined) return undefined;

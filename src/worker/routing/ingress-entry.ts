@@ -119,7 +119,8 @@ function backendFor(work: EntryWork, ref: BackendRef): string {
   const { ns, name, backends } = work;
   const port = ref.service.port.number !== undefined ? String(ref.service.port.number) : (ref.service.port.name as string);
   const backendName = `ing_${ns}_${name}_${ref.service.name}_${port}`;
-  for (const backend of backends) if (backend.name === backendName) return backendName;
+  // Paths to the same backend share its name's string (the routes keep it as long as the backend).
+  for (const backend of backends) if (backend.name === backendName) return backend.name;
   const { service, addresses, dns } = serviceServers(work.reads, work.options, ns, ref, work.owner, work.ingress.metadata.name);
   const from = work.previousSlots(backendName);
   backends.push({

@@ -6,6 +6,7 @@
 // list); after a store change the Ingresses of the last list keep their decision (found by
 // identity), and only the changed ones are decided.
 import { annotationChecksGeneration } from '../store/annotation-checks.js';
+import { flat } from '../store/compact-object.js';
 import { activeGuardContext, type GuardContext } from '../store/guard-context.js';
 import { compareKeys, objectKey, type IndexedStore } from '../store/indexed-store.js';
 import type { KubeObject } from '../protocol.js';
@@ -31,9 +32,9 @@ const cache = new WeakMap<IndexedStore, Cached>();
 /** Replaced objects looked at one by one at most; past this the whole list is decided again. */
 const QUICK_LIMIT = 64;
 
-/** An Ingress's key if it is served, else null. */
+/** An Ingress's key if it is served, else null: one flat string, kept with the list (a template literal's tree of pieces is twice its size). */
 function decisionOf(ingress: KubeObject, policy: ReturnType<typeof classPolicy>): string | null {
-  return acceptsClass(ingress, policy) ? objectKey(ingress) : null;
+  return acceptsClass(ingress, policy) ? flat(objectKey(ingress)) : null;
 }
 
 /** `namespace/name` of every served Ingress, sorted; undefined when there is no Ingress store. */

@@ -4,7 +4,8 @@
 // never get and whose strings are all fresh copies: about 1.2 KiB per synthetic Ingress, Service
 // or EndpointSlice. Parsed from JSON, each object is sized to its own properties and the parser
 // shares its short strings (namespaces, ports, label keys and values, path types) across
-// objects: about half the size, with the same fields and values; the text is smaller still.
+// objects: about half the size, with the same fields and values; the text is smaller still, and
+// smaller again with its property names as one-character codes of its store (dormant-keys.ts).
 // Only plain JSON data is rebuilt (what the Kubernetes API and manifests give); anything else
 // (a Date, a Map, a non-finite number, an undefined field, a shared or cyclic reference, a tree
 // deeper than MAX_DEPTH) is kept exactly as it arrived.
@@ -12,6 +13,7 @@
 // last-applied copy); the replica drops them as well, for objects an embedder put in the stores
 // directly. Nothing else is dropped: template sets are the embedder's and may read any field.
 import type { KubeObject } from '../protocol.js';
+import type { DormantKeys } from './dormant-keys.js';
 import type { StoreKind } from './store-admission.js';
 
 /** Deeper trees are kept as they arrived (the JSON round trip would recurse that deep). */
@@ -94,13 +96,15 @@ const STAMPED = '\u0001';
 /**
  * The text a dormant store holds for `object`: its compact text, without the leading
  * `{"apiVersion":…,"kind":…,` when those are the store's own (`definition`), as every object of
- * a store with a definition has them. `fromDormantText` gives the object back, fields in order.
+ * a store with a definition has them, and with its property names as the store's codes
+ * (`keys`, dormant-keys.ts). `fromDormantText` gives the object back, fields in order.
  */
-export function toDormantText(object: KubeObject, definition: StoreKind | undefined): string | undefined {
+export function toDormantText(object: KubeObject, definition: StoreKind | undefined, keys: DormantKeys): string | undefined {
   const text = compactText(object);
-  if (text === undefined || definition === undefined) return text;
+  if (text === undefined) return text;
+  if (definition === undefined) return flat(keys.encode(text));
   const prefix = stampPrefix(definition);
-  return text.startsWith(prefix) && text.length > prefix.length + 1 ? flat(STAMPED + text.slice(prefix.length)) : text;
+  return text.startsWith(prefix) && text.length > prefix.length + 1 ? flat(STAMPED + keys.encode(text.slice(prefix.length))) : flat(keys.encode(text));
 }
 
 /**
@@ -108,9 +112,9 @@ export function toDormantText(object: KubeObject, definition: StoreKind | undefi
  * apiVersion are the store's own strings, equal to the ones parsed: the parser would give each
  * object its own copy of a string longer than a few characters (`networking.k8s.io/v1`).
  */
-export function fromDormantText(text: string, definition: StoreKind | undefined): KubeObject {
-  if (!text.startsWith(STAMPED) || definition === undefined) return JSON.parse(text) as KubeObject;
-  const object = JSON.parse(stampPrefix(definition) + text.slice(STAMPED.length)) as { apiVersion: string; kind: string };
+export function fromDormantText(text: string, definition: StoreKind | undefined, keys: DormantKeys): KubeObject {
+  if (!text.startsWith(STAMPED) || definition === undefined) return JSON.parse(keys.decode(text)) as KubeObject;
+  const object = JSON.parse(stampPrefix(definition) + keys.decode(text.slice(STAMPED.length))) as { apiVersion: string; kind: string };
   object.apiVersion = definition.apiVersion;
   object.kind = definition.kind;
   return object as unknown as KubeObject;

@@ -5,6 +5,7 @@
 // admission (store-admission.ts) on its way in. Pure and synchronous: main thread and replicas.
 import type { KubeObject } from '../protocol.js';
 import { flat, fromDormantText, toDormantText } from './compact-object.js';
+import { DormantKeys } from './dormant-keys.js';
 import { IndexTree } from './index-tree.js';
 import { admitObject, registerAdmitted, type StoreIdentity, type StoreKind } from './store-admission.js';
 import { lowerBound } from './sorted-search.js';
@@ -65,7 +66,8 @@ export interface IndexedStoreOptions {
   /**
    * Hold plain-JSON objects as text until they are first read (get, list, fetch), then as the
    * compact object parsed from it: a worker replica that never renders (a spare) holds each
-   * object as text, one that renders pays the parse once per object version. @default false
+   * object as text, and no index tree, one that renders pays the parse once per object version.
+   * @default false
    */
   readonly dormant?: boolean;
 }
@@ -77,8 +79,11 @@ export class IndexedStore {
   readonly #identity: StoreIdentity;
   readonly #paths: readonly (readonly string[])[];
   readonly #byKey = new Map<string, Held>();
-  readonly #index: IndexTree;
+  /** The index tree; a dormant store builds it on its first lookup (a spare that never renders needs none), null until then. */
+  #index: IndexTree | null;
   readonly #dormant: boolean;
+  /** The property-name codes of this store's texts (a dormant store's only). */
+  readonly #keys = new DormantKeys();
   /** Every key, sorted by compareKeys; kept sorted on each change (null until first needed). */
   #order: string[] | null = null;
   /** The objects in `#order`; rebuilt lazily after a change. */
@@ -100,8 +105,8 @@ export class IndexedStore {
     this.name = name;
     this.indexBy = indexBy;
     this.#paths = indexBy.map(parseFieldPath);
-    this.#index = new IndexTree(indexBy.length);
     this.#dormant = options.dormant === true;
+    this.#index = this.#dormant ? null : new IndexTree(indexBy.length);
     this.#identity = { name, definition: definition === undefined ? undefined : { kind: definition.kind, apiVersion: definition.apiVersion } };
   }
 
@@ -153,13 +158,14 @@ export class IndexedStore {
    * (and changes nothing) when the store refuses the object.
    */
   upsert(raw: KubeObject, key?: string): boolean {
-    const object = this.admit(raw);
+    // A dormant store registers the object only when it holds it: the one its text stands for is registered when it is parsed.
+    const object = admitObject(raw, this.#identity, !this.#dormant);
     key = flat(key ?? objectKey(object));
     const previous = this.#byKey.get(key);
-    if (previous !== undefined) this.#index.delete(key, this.indexValues(this.#objectOf(previous)));
-    const held: Held = this.#dormant ? (toDormantText(object, this.#identity.definition) ?? object) : object;
+    if (previous !== undefined) this.#index?.delete(key, this.indexValues(this.#objectOf(previous)));
+    const held: Held = this.#dormant ? (toDormantText(object, this.#identity.definition, this.#keys) ?? registerAdmitted(object, this.#identity)) : object;
     this.#byKey.set(key, held);
-    this.#index.set(key, this.indexValues(object));
+    this.#index?.set(key, this.indexValues(object));
     if (previous === undefined && this.#order !== null) this.#order.splice(this.#position(key), 0, key);
     this.#changed(key);
     return previous === undefined;
@@ -170,7 +176,7 @@ export class IndexedStore {
     const previous = this.#byKey.get(key);
     if (previous === undefined) return false;
     this.#byKey.delete(key);
-    this.#index.delete(key, this.indexValues(this.#objectOf(previous)));
+    this.#index?.delete(key, this.indexValues(this.#objectOf(previous)));
     if (this.#order !== null) this.#order.splice(this.#position(key), 1);
     this.#changed(key);
     return true;
@@ -179,7 +185,7 @@ export class IndexedStore {
   clear(): void {
     for (const key of this.#byKey.keys()) this.#changed(key);
     this.#byKey.clear();
-    this.#index.clear();
+    this.#index?.clear();
     this.#order = null;
   }
 
@@ -207,7 +213,7 @@ export class IndexedStore {
    * Results are sorted by namespace/name.
    */
   fetch(keys: readonly string[]): KubeObject[] {
-    const found = this.#index.find(keys);
+    const found = this.#tree().find(keys);
     if (found.length > 1) found.sort(compareKeys);
     return found.map((key) => this.#awake(key, this.#byKey.get(key) as Held));
   }
@@ -218,9 +224,18 @@ export class IndexedStore {
     return found.length === 1 ? found[0] : undefined;
   }
 
+  /** The index tree, built from every object held (each one parsed for good) the first time a dormant store is asked. */
+  #tree(): IndexTree {
+    if (this.#index !== null) return this.#index;
+    const tree = new IndexTree(this.indexBy.length);
+    for (const [key, held] of this.#byKey) tree.set(key, this.indexValues(this.#awake(key, held)));
+    this.#index = tree;
+    return tree;
+  }
+
   /** The object a held entry stands for, parsed afresh when it is text (for its index values). */
   #objectOf(held: Held): KubeObject {
-    return typeof held === 'string' ? fromDormantText(held, this.#identity.definition) : held;
+    return typeof held === 'string' ? fromDormantText(held, this.#identity.definition, this.#keys) : held;
   }
 
   /**
@@ -229,7 +244,7 @@ export class IndexedStore {
    */
   #awake(key: string, held: Held): KubeObject {
     if (typeof held !== 'string') return held;
-    const object = registerAdmitted(fromDormantText(held, this.#identity.definition), this.#identity);
+    const object = registerAdmitted(fromDormantText(held, this.#identity.definition, this.#keys), this.#identity);
     this.#byKey.set(key, object);
     return object;
   }

@@ -49,9 +49,11 @@ export function registerAdmitted<T extends object>(object: T, store: StoreIdenti
 
 /**
  * The object as the store keeps it: the same object, or a copy with the store's kind and
- * apiVersion filled in. Throws a StoreRefusal for an object without a name or of another kind.
+ * apiVersion filled in, registered with the store unless `register` is false (a store that
+ * keeps only its text registers the object parsed from it). Throws a StoreRefusal for an object
+ * without a name or of another kind.
  */
-export function admitObject(object: unknown, store: StoreIdentity): KubeObject {
+export function admitObject(object: unknown, store: StoreIdentity, register = true): KubeObject {
   if (typeof object !== 'object' || object === null || Array.isArray(object)) {
     throw new StoreRefusal(store.name, `expected an object, got ${quote(object)}`);
   }
@@ -75,6 +77,6 @@ export function admitObject(object: unknown, store: StoreIdentity): KubeObject {
       admitted = { ...admitted, apiVersion: def.apiVersion, kind: def.kind };
     }
   }
-  entered.set(admitted, store);
+  if (register) entered.set(admitted, store);
   return admitted;
 }

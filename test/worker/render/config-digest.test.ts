@@ -166,6 +166,18 @@ describe('ConfigDigest.edit', () => {
     expect(kept.find('backend b30\n')).toBe(-1);
   });
 
+  it('finds each of two blocks whose keys hash alike where it starts, and -1 for a third key of that hash', () => {
+    // 'backend b129599' and 'backend b732382' have the same 32-bit FNV-1a hash, as do 'backend b129598' and 'backend b732383'.
+    const text = 'global\n\nbackend b129599\n  server s1 10.0.0.1:80\n\nbackend b732382\n  server s1 10.0.0.2:80\n\nbackend b129598\n  server s1 10.0.0.3:80\n';
+    const kept = new ConfigDigest();
+    kept.digest(text);
+
+    expect(kept.find('backend b129599\n')).toBe(text.indexOf('backend b129599\n'));
+    expect(kept.find('backend b732382\n  server')).toBe(text.indexOf('backend b732382\n'));
+    expect(kept.find('backend b129598\n')).toBe(text.indexOf('backend b129598\n'));
+    expect(kept.find('backend b732383\n')).toBe(-1);
+  });
+
   it('edits nothing without a text, and leaves an out-of-range edit to the caller', () => {
     const kept = new ConfigDigest();
     expect(kept.edit([{ at: 0, remove: 0, text: 'x' }])).toBeUndefined();

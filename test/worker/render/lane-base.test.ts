@@ -3,7 +3,7 @@
 // model's backends gives, by name and by Service.
 import { describe, expect, it } from 'vitest';
 import type { RenderSuccess, TemplateSetSource } from '../../../src/worker/protocol.js';
-import { indexByService, laneBase, type LaneBase } from '../../../src/worker/render/lane-base.js';
+import { backendsOf, indexByService, laneBase, type LaneBase, type ServiceBackends } from '../../../src/worker/render/lane-base.js';
 import type { Backend, RoutingModel } from '../../../src/worker/routing/model.js';
 
 const set = { hash: 'h', stores: [] } as unknown as TemplateSetSource;
@@ -18,8 +18,9 @@ function baseOf(backends: readonly Backend[], previous?: LaneBase): LaneBase {
   return laneBase(set, request, outcome, { backends } as unknown as RoutingModel, new Set(), previous) as LaneBase;
 }
 
-function sortedIndex(byService: Map<string, string[]> | undefined): [string, string[]][] {
-  return [...(byService ?? new Map<string, string[]>())].map(([key, names]): [string, string[]] => [key, [...names].sort()]).sort((a, b) => (a[0] < b[0] ? -1 : 1));
+function sortedIndex(byService: ServiceBackends | undefined): [string, string[]][] {
+  const index = byService ?? new Map<string, string[]>();
+  return [...index.keys()].map((key): [string, string[]] => [key, [...backendsOf(index, key)].sort()]).sort((a, b) => (a[0] < b[0] ? -1 : 1));
 }
 
 function expectFresh(base: LaneBase, backends: readonly Backend[]): void {
@@ -50,6 +51,24 @@ describe('laneBase', () => {
       expectFresh(next, backends);
       base = next;
     }
+  });
+
+  it('keeps the names of a Service right as it goes from one backend to several and back to none', () => {
+    let backends = Array.from({ length: 12 }, (_, i) => backend(i));
+    let base = baseOf(backends);
+    base.byService = indexByService(base.backends);
+    // Backend 1 joins svc0, then backend 2, then both leave it again, then backend 0 moves away.
+    const moves: [number, string][] = [[1, 'svc0'], [2, 'svc0'], [1, 'svc1'], [2, 'svc2'], [0, 'svc3']];
+    for (const [round, [i, service]] of moves.entries()) {
+      backends = [...backends];
+      backends[i] = backend(i, service, round + 1);
+      const next = baseOf(backends, base);
+      expect(next.byService).toBe(base.byService);
+      expectFresh(next, backends);
+      base = next;
+    }
+    expect(backendsOf(base.byService as ServiceBackends, 'shop/svc0')).toEqual([]);
+    expect(backendsOf(base.byService as ServiceBackends, 'shop/svc3')).toEqual(['be3', 'be0']);
   });
 
   it('builds the indexes afresh when the backends change length, many at once, or names repeat', () => {

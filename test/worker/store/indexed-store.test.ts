@@ -1,5 +1,6 @@
 // IndexedStore's index tree: objects sharing every index value sit in one leaf, and lookups,
 // replacements and deletions give the same answers whether a leaf holds one object or several.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { IndexedStore } from '../../../src/worker/store/indexed-store.js';
 import type { KubeObject } from '../../../src/worker/protocol.js';
@@ -132,5 +133,65 @@ describe('a dormant IndexedStore (as worker replicas hold objects)', () => {
     expect(a2).toBe(a);
     expect(b2).not.toBe(b);
     expect(b2?.['rev']).toBe(1);
+  });
+
+  it('holds the object it was given unregistered once it keeps its text, and registers the one it hands out', async () => {
+    const { storeOf } = await import('../../../src/worker/store/store-admission.js');
+    const store = new IndexedStore('endpointslices', BY_SERVICE, { kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1' }, { dormant: true });
+    const given = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', ...slice('ns', 'a', 'web') };
+    store.upsert(given);
+
+    expect(storeOf(given)).toBeUndefined();
+    expect(storeOf(store.get('ns/a') as KubeObject)?.name).toBe('endpointslices');
+  });
+
+  it('hands out what a store holding the objects themselves hands out, fields in their order, for any JSON objects', () => {
+    const name = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('"', '\\', ':', '":', 'metadata', 'name', '\u0002'));
+    const value = fc.letrec<{ v: unknown }>((tie) => ({
+      v: fc.oneof({ depthSize: 'small' }, fc.oneof(name, fc.integer(), fc.boolean(), fc.constant(null)), fc.array(tie('v'), { maxLength: 3 }), fc.dictionary(name, tie('v'), { maxKeys: 4 })),
+    })).v;
+    const object = fc.record({ name: fc.string({ minLength: 1, maxLength: 5 }), extra: fc.dictionary(name, value, { maxKeys: 6 }) }).map(({ name: n, extra }) => ({ ...extra, metadata: { namespace: 'ns', name: n, labels: { 'kubernetes.io/service-name': 'web' } } }) as KubeObject);
+    fc.assert(
+      fc.property(fc.array(object, { minLength: 1, maxLength: 8 }), (objects) => {
+        const definition = { kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1' };
+        const plain = new IndexedStore('endpointslices', BY_SERVICE, definition);
+        const held = new IndexedStore('endpointslices', BY_SERVICE, definition, { dormant: true });
+        for (const o of objects) {
+          plain.upsert(structuredClone(o));
+          held.upsert(structuredClone(o));
+        }
+        const want = plain.fetch(['ns', 'web']);
+        const got = held.fetch(['ns', 'web']);
+        expect(got).toEqual(want);
+        expect(got.map((o) => JSON.stringify(o))).toEqual(want.map((o) => JSON.stringify(o)));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('answers lookups as a store holding the objects does, through any upserts and deletes before and after its first lookup', () => {
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('upsert' as const), ns: fc.constantFrom('a', 'b'), name: fc.constantFrom('x', 'y', 'z', 'w'), service: fc.constantFrom('web', 'api', 'db'), rev: fc.nat(9) }),
+      fc.record({ kind: fc.constant('delete' as const), ns: fc.constantFrom('a', 'b'), name: fc.constantFrom('x', 'y', 'z', 'w') }),
+      fc.record({ kind: fc.constant('fetch' as const), keys: fc.constantFrom<string[]>([], ['a'], ['b'], ['a', 'web'], ['b', 'api'], ['a', 'db'], ['c']) }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
+        const plain = new IndexedStore('endpointslices', BY_SERVICE);
+        const held = dormant();
+        for (const o of ops) {
+          if (o.kind === 'upsert') {
+            plain.upsert(slice(o.ns, o.name, o.service, o.rev));
+            held.upsert(slice(o.ns, o.name, o.service, o.rev));
+          } else if (o.kind === 'delete') {
+            expect(held.delete(`${o.ns}/${o.name}`)).toBe(plain.delete(`${o.ns}/${o.name}`));
+          } else {
+            expect(names(held.fetch(o.keys))).toEqual(names(plain.fetch(o.keys)));
+          }
+        }
+        for (const keys of [['a'], ['b'], ['a', 'web'], ['b', 'db']]) expect(names(held.fetch(keys))).toEqual(names(plain.fetch(keys)));
+      }),
+      { numRuns: 500 },
+    );
   });
 });

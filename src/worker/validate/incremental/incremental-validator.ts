@@ -12,7 +12,7 @@ import { CONFIG_FILE } from '../issue-sink.js';
 import { auxiliaryLongLines, bufsizeIn, lineIssues, longLines, withLineIssues, type LongLine, type PlacedLines } from '../line-limits.js';
 import { auxiliaryPhase, checkAuxiliaryFiles, structureFinish, structurePhase, validateStructure, type Replayed } from '../phases.js';
 import { StructureParser } from '../structure/structure-parser.js';
-import { ChunkIndex, detachString, newChunk, type ChunkRecord } from './chunk-index.js';
+import { ChunkIndex, detachString, headKey, newChunk, type ChunkRecord } from './chunk-index.js';
 import { chunkAt, chunkEnd, cutsAt } from './chunking.js';
 import { detachedOps } from './detached-ops.js';
 import { commonPrefix, commonSuffix } from '../../render/text-window.js';
@@ -299,7 +299,7 @@ export class IncrementalValidator {
         let newline = config.indexOf('\n', pos);
         if (newline < 0) newline = len;
         const slice = config.slice(pos, chunkEnd(config, pos));
-        record = index.find(config.slice(pos, newline), slice);
+        record = index.find(headKey(config, pos, newline), slice);
         if (record === undefined) {
           record = newChunk(slice);
           index.add(record);
@@ -342,8 +342,8 @@ function sharedEnds(old: string, config: string, previous: readonly PlacedChunk[
     const end = headEnd + text.length;
     if (end > prefix) break;
     // The next line is the same in both texts when it ends inside the prefix; else look at it.
-    const next = previous[head + 1]?.record.head;
-    const same = next !== undefined && end + next.length < prefix;
+    const next = previous[head + 1]?.record.headLength;
+    const same = next !== undefined && end + next < prefix;
     if (!same && !(end === config.length || (text.charCodeAt(text.length - 1) === 10 && cutsAt(config, end)))) break;
     headEnd = end;
     head++;
