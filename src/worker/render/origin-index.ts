@@ -15,7 +15,7 @@ import type { KubeObject, OriginIndex, OriginObject, OriginSection } from '../pr
 import type { Backend, RoutingModel } from '../routing/model.js';
 import type { StoreReader } from '../routing/model-source.js';
 import { objectVersion } from '../store/render-exclusions.js';
-import { replacedSince } from '../store/sorted-journal-list.js';
+import { replacedSince } from '../store/list-replacements.js';
 
 /** HAProxy's section keywords: a line starting (unindented) with one opens a section. */
 const SECTION_KEYWORDS = new Set([

@@ -2,7 +2,7 @@
 // walk by identity: the two lists are merged in order, so a list of 10,000 objects of which one
 // changed costs 10,000 pointer comparisons and a few key comparisons, not 10,000 hash lookups.
 // The model builder keeps each Ingress's entry this way between builds (model-builder.ts).
-import { replacedSince } from '../store/sorted-journal-list.js';
+import { replacedSince } from '../store/list-replacements.js';
 
 export class ListReuse<O, V> {
   readonly #compare: (a: O, b: O) => number;

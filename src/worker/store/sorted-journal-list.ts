@@ -3,24 +3,8 @@
 // search and a splice each), not for the store's size. The guarded reader's lists
 // (guarded-lists.ts) and the served Ingresses (routing/served-ingresses.ts) are kept this way.
 import { compareKeys, type IndexedStore } from './indexed-store.js';
+import { recordReplacements } from './list-replacements.js';
 import { lowerBound } from './sorted-search.js';
-
-/**
- * Per snapshot: the snapshot handed out before it and the positions (ascending) where the two
- * differ, when the changes between them only replaced values (no key came or went). Only the
- * latest snapshot of a list has one, so no chain of older snapshots is kept alive.
- */
-const replacements = new WeakMap<readonly unknown[], { readonly previous: readonly unknown[]; readonly at: readonly number[] }>();
-
-/**
- * The positions where `list` holds another value than `previous`, when `list` is a snapshot
- * handed out by a SortedJournalList right after `previous`, with values replaced and no key
- * added or removed; undefined when that is not known (the caller compares the lists itself).
- */
-export function replacedSince<T>(list: readonly T[], previous: readonly T[]): readonly number[] | undefined {
-  const known = replacements.get(list);
-  return known !== undefined && known.previous === previous ? known.at : undefined;
-}
 
 /** What the list holds for a key, or undefined when the key is not in it (absent, rejected, filtered out). */
 export type EntryOf<T> = (key: string, store: IndexedStore) => T | undefined;
@@ -83,9 +67,9 @@ export class SortedJournalList<T> {
       }
       const previous = this.#snapshot;
       if (touched && previous !== undefined) {
-        replacements.delete(previous);
         const snapshot = Object.freeze(this.#values.slice());
-        if (replaced !== undefined) replacements.set(snapshot, { previous, at: replaced.sort((a, b) => a - b) });
+        // A key that came or went moved the positions after it: no record, and the old one is dropped.
+        recordReplacements(snapshot, previous, replaced);
         this.#snapshot = snapshot;
       } else if (touched) {
         this.#snapshot = undefined;

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { compareKeys, IndexedStore, objectKey } from '../../../src/worker/store/indexed-store.js';
 import { DEFAULT_CONTEXT } from '../../../src/worker/store/guard-context.js';
 import { guardedList } from '../../../src/worker/store/guarded-lists.js';
-import { replacedSince } from '../../../src/worker/store/sorted-journal-list.js';
+import { replacedSince } from '../../../src/worker/store/list-replacements.js';
 import { ListReuse } from '../../../src/worker/routing/list-reuse.js';
 import type { KubeObject } from '../../../src/worker/protocol.js';
 import { ingress, rule } from '../../helpers/cluster.js';
