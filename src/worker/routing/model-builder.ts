@@ -25,6 +25,7 @@ import { OutputBudget } from './output-budget.js';
 import { SlotFile } from './slot-file.js';
 import { SlotBudget } from './slot-budget.js';
 import { ListReuse } from './list-reuse.js';
+import { replacedOnlyIdle } from '../store/list-replacements.js';
 import { NO_ROUTE_LIMITS, type RouteBudgetItem, type RouteLimits } from './route-budget.js';
 
 /** What the walk over the Ingresses remembers for one of another class. */
@@ -84,6 +85,8 @@ export class RoutingModelBuilder {
   readonly #held = new HeldClaims();
   /** The host fallback maps of the last model and the default backends they were made with. */
   #fallbacks: HostFallbacks | undefined;
+  /** The namespaces' default backends (namespaceDefaults) and the entries they were read from. */
+  #defaults: { readonly entries: readonly IngressEntry[]; readonly defaults: Map<string, string> } | undefined;
   #fallbackDefaults = '';
   readonly #slotBudget: SlotBudget;
   readonly #outputBudget: OutputBudget;
@@ -336,7 +339,11 @@ export class RoutingModelBuilder {
    * default backends changed, and kept as the previous arrays while their content is the same.
    */
   #hostFallbacks(entries: readonly IngressEntry[], clusterDefault: string | undefined, routesChanged: boolean): HostFallbacks {
-    const defaults = namespaceDefaults(entries);
+    // The entries with a default backend the very ones of the last build: the same defaults (list-replacements.ts).
+    const known = this.#defaults;
+    const same = known !== undefined && replacedOnlyIdle(entries, known.entries, (entry) => entry.defaultBackend === undefined);
+    const defaults = same ? known.defaults : namespaceDefaults(entries);
+    this.#defaults = { entries, defaults };
     const key = `${clusterDefault ?? ''}\0${[...defaults].map(([ns, backend]) => `${ns}=${backend}`).join('\0')}`;
     const previous = this.#fallbacks;
     // Asked every time the routes changed, so that it compares with the owners of the last fallbacks.

@@ -31,3 +31,16 @@ export function replacedSince<T>(list: readonly T[], previous: readonly T[]): re
   const known = replacements.get(list);
   return known !== undefined && known.previous === previous ? known.at : undefined;
 }
+
+/**
+ * Whether `list` is `previous` itself, or was recorded as made from it with a few items replaced,
+ * none of them counting (`idle`) before or after: then the items that count are the very items
+ * of `previous`, in the same order.
+ */
+export function replacedOnlyIdle<T>(list: readonly T[], previous: readonly T[], idle: (item: T) => boolean): boolean {
+  if (list === previous) return true;
+  const at = replacedSince(list, previous);
+  if (at === undefined) return false;
+  for (const i of at) if (!idle(list[i] as T) || !idle(previous[i] as T)) return false;
+  return true;
+}
