@@ -25,6 +25,7 @@ import { OutputBudget } from './output-budget.js';
 import { SlotFile } from './slot-file.js';
 import { SlotBudget } from './slot-budget.js';
 import { ListReuse } from './list-reuse.js';
+import { LoggedEntries } from './logged-entries.js';
 import { replacedOnlyIdle } from '../store/list-replacements.js';
 import { NO_ROUTE_LIMITS, type RouteBudgetItem, type RouteLimits } from './route-budget.js';
 
@@ -71,6 +72,8 @@ export class RoutingModelBuilder {
   /** Entries whose backends get no servers (see SlotBudget), with the warning of each. */
   #starved = new Map<IngressEntry, string>();
   readonly #backendOrder = new BackendOrder();
+  /** Which entries have a log to replay. */
+  readonly #logged = new LoggedEntries<IngressEntry>();
   /** The entries of the last walk and where each Ingress's entry is among them (quick-walk.ts). */
   #lastWalk: LastWalk<IngressEntry> | undefined;
   /** The entry of each Ingress object, to skip key building for unchanged objects. */
@@ -238,13 +241,13 @@ export class RoutingModelBuilder {
     this.#routeItems = httpRoutes;
     if (previous !== undefined && recomputed === 0 && !namesChanged && !routesChanged && !routeItemsChanged && defaultCertificate === previous.defaultCertificate) {
       // Nothing changed: replay the warnings and hand back the same model.
-      for (const entry of entries) replayEntry(entry, source, warn);
+      this.#replayEntries(entries, source, warn);
       replayNotices(this.#lastRouteWarnings, warn);
       replayNotices(this.#lastAssemblyWarnings, warn);
       return previous;
     }
 
-    for (const entry of entries) replayEntry(entry, source, warn);
+    this.#replayEntries(entries, source, warn);
     const budget = this.#outputBudget.shed(entries, this.#held.items, httpRoutes);
     const shed = budget.entries;
     const heldMoved = this.#held.place(new Set(budget.held.keys()));
@@ -310,6 +313,11 @@ export class RoutingModelBuilder {
     };
     this.#last = model;
     return model;
+  }
+
+  /** Replays the log of every entry, in order: those with one alone are visited (logged-entries.ts). */
+  #replayEntries(entries: readonly IngressEntry[], source: ModelSource, warn: Warn): void {
+    for (const at of this.#logged.positions(entries)) replayEntry(entries[at] as IngressEntry, source, warn);
   }
 
   /**
