@@ -15,6 +15,7 @@ import type { KubeObject, OriginIndex, OriginObject, OriginSection } from '../pr
 import type { Backend, RoutingModel } from '../routing/model.js';
 import type { StoreReader } from '../routing/model-source.js';
 import { objectVersion } from '../store/render-exclusions.js';
+import { replacedSince } from '../store/list-replacements.js';
 
 /** HAProxy's section keywords: a line starting (unindented) with one opens a section. */
 const SECTION_KEYWORDS = new Set([
@@ -167,7 +168,8 @@ class KindObjects {
   }
 
   /**
-   * Follows `list`, updated in place where it changed; returns the keys whose object changed
+   * Follows `list`, updated in place where it changed (only there, when the list knows where it
+   * changed); returns the keys whose object changed
    * (undefined: the list changed length, everything may have moved).
    */
   update(list: readonly KubeObject[]): readonly string[] | undefined {
@@ -182,15 +184,19 @@ class KindObjects {
     const changed: string[] = [];
     if (list === before) return changed;
     const added: KubeObject[] = [];
-    for (let i = 0; i < list.length; i++) {
+    const visit = (i: number): void => {
       const old = before[i] as KubeObject;
       const now = list[i] as KubeObject;
-      if (old === now) continue;
+      if (old === now) return;
       const key = keyOf(old);
       if (this.#objects.get(key) === old) this.#objects.delete(key);
       changed.push(key);
       added.push(now);
-    }
+    };
+    // A store list's snapshot knows where it differs from the one before (sorted-journal-list.ts).
+    const replaced = replacedSince(list, before);
+    if (replaced !== undefined) for (const i of replaced) visit(i);
+    else for (let i = 0; i < list.length; i++) visit(i);
     for (const object of added) {
       const key = keyOf(object);
       this.#objects.set(key, object);

@@ -8,6 +8,7 @@
 import type { Claimant } from './claimant.js';
 import { replayNotices, type Finding, type Notice, type Warn } from './findings.js';
 import { assignTlsHosts, chooseDefaultBackend, type ClaimSource, type TlsAssignment, type TlsClaim } from './model-assembly.js';
+import { replacedOnlyIdle } from '../store/list-replacements.js';
 
 /** What a holder question was asked and answered in the last TLS assignment. */
 interface HolderAnswer {
@@ -16,8 +17,9 @@ interface HolderAnswer {
   readonly holder: string | undefined;
 }
 
-/** The last TLS assignment: its sources' claimants and claims, its holder answers, result and warnings. */
+/** The last TLS assignment: its sources, their claimants and claims, its holder answers, result and warnings. */
 interface TlsRun {
+  readonly sources: readonly ClaimSource[];
   readonly claimants: readonly Claimant[];
   readonly claims: readonly (readonly TlsClaim[])[];
   /** Undefined when no holder was asked (no `hostHolder`). */
@@ -26,8 +28,9 @@ interface TlsRun {
   readonly notices: readonly Notice[];
 }
 
-/** The last default backend choice: its candidates' claimants and backends, result and warnings. */
+/** The last default backend choice: its sources, its candidates' claimants and backends, result and warnings. */
 interface DefaultRun {
+  readonly sources: readonly ClaimSource[];
   readonly claimants: readonly Claimant[];
   readonly backends: readonly string[];
   readonly result: string | undefined;
@@ -41,6 +44,13 @@ export class AssemblyReuse {
 
   /** assignTlsHosts(sources, warn, hostHolder); the same result object while its inputs are unchanged. */
   assignTlsHosts(sources: readonly ClaimSource[], warn: Warn, hostHolder?: (host: string, namespace: string) => string | undefined): TlsAssignment {
+    const kept = this.#tls;
+    if (kept !== undefined && (kept.answers === undefined) === (hostHolder === undefined) && replacedOnlyIdle(sources, kept.sources, (source) => source.tls.length === 0) && sameAnswers(kept.answers, hostHolder)) {
+      // The sources with TLS claims are the very ones of the last run: the same claimants and claims.
+      this.#tls = { ...kept, sources };
+      replayNotices(kept.notices, warn);
+      return kept.result;
+    }
     const claimants: Claimant[] = [];
     const claims: (readonly TlsClaim[])[] = [];
     for (const source of sources) {
@@ -50,7 +60,7 @@ export class AssemblyReuse {
     }
     const last = this.#tls;
     if (last !== undefined && (last.answers === undefined) === (hostHolder === undefined) && sameClaimants(claimants, last.claimants) && sameClaimLists(claims, last.claims) && sameAnswers(last.answers, hostHolder)) {
-      this.#tls = { ...last, claimants, claims };
+      this.#tls = { ...last, sources, claimants, claims };
       replayNotices(last.notices, warn);
       return last.result;
     }
@@ -62,13 +72,19 @@ export class AssemblyReuse {
       return holder;
     };
     const result = assignTlsHosts(sources, collector(notices), asked);
-    this.#tls = { claimants, claims, answers: asked === undefined ? undefined : answers, result, notices };
+    this.#tls = { sources, claimants, claims, answers: asked === undefined ? undefined : answers, result, notices };
     replayNotices(notices, warn);
     return result;
   }
 
   /** chooseDefaultBackend(sources, warn), replayed while the candidates are unchanged. */
   chooseDefaultBackend(sources: readonly ClaimSource[], warn: Warn): string | undefined {
+    const kept = this.#default;
+    if (kept !== undefined && replacedOnlyIdle(sources, kept.sources, (source) => source.defaultBackend === undefined)) {
+      this.#default = { ...kept, sources };
+      replayNotices(kept.notices, warn);
+      return kept.result;
+    }
     const claimants: Claimant[] = [];
     const backends: string[] = [];
     for (const source of sources) {
@@ -78,13 +94,13 @@ export class AssemblyReuse {
     }
     const last = this.#default;
     if (last !== undefined && sameClaimants(claimants, last.claimants) && sameStrings(backends, last.backends)) {
-      this.#default = { ...last, claimants };
+      this.#default = { ...last, sources, claimants };
       replayNotices(last.notices, warn);
       return last.result;
     }
     const notices: Notice[] = [];
     const result = chooseDefaultBackend(sources, collector(notices));
-    this.#default = { claimants, backends, result, notices };
+    this.#default = { sources, claimants, backends, result, notices };
     replayNotices(notices, warn);
     return result;
   }

@@ -5,6 +5,7 @@
 // the same object is the same size; any other that left is taken out, any new one added in.
 // Only identity counts, so the sum is exact even if the order were not kept.
 import { compareKeys } from '../store/indexed-store.js';
+import { replacedSince } from '../store/list-replacements.js';
 
 interface Keyed {
   readonly key: string;
@@ -18,7 +19,8 @@ export class EntryTally<E extends Keyed> {
   readonly #left: ((entry: E) => void) | undefined;
   readonly #came: ((entry: E) => void) | undefined;
   #last: readonly E[] = [];
-  #sizes: readonly number[] = [];
+  /** The size of each entry of `#last`; owned, so edited in place. */
+  #sizes: number[] = [];
   #total = 0;
 
   /** `left` and `came` hear of each entry taken out of the sum and put into it. */
@@ -73,25 +75,36 @@ export class EntryTally<E extends Keyed> {
   /**
    * The sum when `entries` are the last ones with a few replaced, each by an entry of the same
    * key at its place (what the merge finds then: each replaced one left, its successor came);
-   * undefined otherwise. A pointer walk and a native copy instead of the merge.
+   * undefined otherwise. The replaced positions (known from the list, or found by a pointer walk)
+   * are sized again in place, instead of the merge.
    */
   #replaced(entries: readonly E[]): number | undefined {
     const last = this.#last;
     if (entries.length !== last.length) return undefined;
-    const at: number[] = [];
-    for (let i = 0; i < entries.length; i++) {
-      if (entries[i] === last[i]) continue;
-      if (at.length === QUICK_LIMIT || (entries[i] as E).key !== (last[i] as E).key) return undefined;
-      at.push(i);
+    // Entries made from the last ones by replacing a few say where (list-replacements.ts).
+    const known = replacedSince(entries, last);
+    let at: readonly number[];
+    if (known !== undefined) {
+      if (known.length > QUICK_LIMIT) return undefined;
+      for (const i of known) if ((entries[i] as E).key !== (last[i] as E).key) return undefined;
+      at = known;
+    } else {
+      const found: number[] = [];
+      for (let i = 0; i < entries.length; i++) {
+        if (entries[i] === last[i]) continue;
+        if (found.length === QUICK_LIMIT || (entries[i] as E).key !== (last[i] as E).key) return undefined;
+        found.push(i);
+      }
+      at = found;
     }
-    const sizes = this.#sizes.slice();
+    // Sized before anything is edited: a throw leaves the tally as it was.
+    const fresh = at.map((i) => this.#sizeOf(entries[i] as E));
+    const sizes = this.#sizes;
     let total = this.#total;
-    for (const i of at) {
-      total -= sizes[i] as number;
-      const size = this.#sizeOf(entries[i] as E);
-      sizes[i] = size;
-      total += size;
-    }
+    at.forEach((i, k) => {
+      total += (fresh[k] as number) - (sizes[i] as number);
+      sizes[i] = fresh[k] as number;
+    });
     if (this.#left !== undefined) for (const i of at) this.#left(last[i] as E);
     if (this.#came !== undefined) for (const i of at) this.#came(entries[i] as E);
     this.#last = entries;

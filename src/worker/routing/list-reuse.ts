@@ -2,6 +2,7 @@
 // walk by identity: the two lists are merged in order, so a list of 10,000 objects of which one
 // changed costs 10,000 pointer comparisons and a few key comparisons, not 10,000 hash lookups.
 // The model builder keeps each Ingress's entry this way between builds (model-builder.ts).
+import { replacedSince } from '../store/list-replacements.js';
 
 export class ListReuse<O, V> {
   readonly #compare: (a: O, b: O) => number;
@@ -53,6 +54,14 @@ export class ListReuse<O, V> {
   replaced(list: readonly O[], limit: number): number[] | undefined {
     const last = this.#objects;
     if (list.length !== last.length || list.length !== this.#values.length) return undefined;
+    if (list === last) return [];
+    // A store list's snapshot knows where it differs from the one before (sorted-journal-list.ts).
+    const known = replacedSince(list, last);
+    if (known !== undefined) {
+      if (known.length > limit) return undefined;
+      for (const i of known) if (this.#compare(list[i] as O, last[i] as O) !== 0) return undefined;
+      return [...known];
+    }
     const at: number[] = [];
     for (let i = 0; i < list.length; i++) {
       if (list[i] === last[i]) continue;

@@ -25,6 +25,8 @@ import { OutputBudget } from './output-budget.js';
 import { SlotFile } from './slot-file.js';
 import { SlotBudget } from './slot-budget.js';
 import { ListReuse } from './list-reuse.js';
+import { LoggedEntries } from './logged-entries.js';
+import { replacedOnlyIdle } from '../store/list-replacements.js';
 import { NO_ROUTE_LIMITS, type RouteBudgetItem, type RouteLimits } from './route-budget.js';
 
 /** What the walk over the Ingresses remembers for one of another class. */
@@ -70,6 +72,8 @@ export class RoutingModelBuilder {
   /** Entries whose backends get no servers (see SlotBudget), with the warning of each. */
   #starved = new Map<IngressEntry, string>();
   readonly #backendOrder = new BackendOrder();
+  /** Which entries have a log to replay. */
+  readonly #logged = new LoggedEntries<IngressEntry>();
   /** The entries of the last walk and where each Ingress's entry is among them (quick-walk.ts). */
   #lastWalk: LastWalk<IngressEntry> | undefined;
   /** The entry of each Ingress object, to skip key building for unchanged objects. */
@@ -84,6 +88,8 @@ export class RoutingModelBuilder {
   readonly #held = new HeldClaims();
   /** The host fallback maps of the last model and the default backends they were made with. */
   #fallbacks: HostFallbacks | undefined;
+  /** The namespaces' default backends (namespaceDefaults) and the entries they were read from. */
+  #defaults: { readonly entries: readonly IngressEntry[]; readonly defaults: Map<string, string> } | undefined;
   #fallbackDefaults = '';
   readonly #slotBudget: SlotBudget;
   readonly #outputBudget: OutputBudget;
@@ -235,13 +241,13 @@ export class RoutingModelBuilder {
     this.#routeItems = httpRoutes;
     if (previous !== undefined && recomputed === 0 && !namesChanged && !routesChanged && !routeItemsChanged && defaultCertificate === previous.defaultCertificate) {
       // Nothing changed: replay the warnings and hand back the same model.
-      for (const entry of entries) replayEntry(entry, source, warn);
+      this.#replayEntries(entries, source, warn);
       replayNotices(this.#lastRouteWarnings, warn);
       replayNotices(this.#lastAssemblyWarnings, warn);
       return previous;
     }
 
-    for (const entry of entries) replayEntry(entry, source, warn);
+    this.#replayEntries(entries, source, warn);
     const budget = this.#outputBudget.shed(entries, this.#held.items, httpRoutes);
     const shed = budget.entries;
     const heldMoved = this.#held.place(new Set(budget.held.keys()));
@@ -309,6 +315,11 @@ export class RoutingModelBuilder {
     return model;
   }
 
+  /** Replays the log of every entry, in order: those with one alone are visited (logged-entries.ts). */
+  #replayEntries(entries: readonly IngressEntry[], source: ModelSource, warn: Warn): void {
+    for (const at of this.#logged.positions(entries)) replayEntry(entries[at] as IngressEntry, source, warn);
+  }
+
   /**
    * Takes the routes of entries newly left out for the output budget out of the route index,
    * and puts those of entries no longer left out back; true when any moved.
@@ -336,7 +347,11 @@ export class RoutingModelBuilder {
    * default backends changed, and kept as the previous arrays while their content is the same.
    */
   #hostFallbacks(entries: readonly IngressEntry[], clusterDefault: string | undefined, routesChanged: boolean): HostFallbacks {
-    const defaults = namespaceDefaults(entries);
+    // The entries with a default backend the very ones of the last build: the same defaults (list-replacements.ts).
+    const known = this.#defaults;
+    const same = known !== undefined && replacedOnlyIdle(entries, known.entries, (entry) => entry.defaultBackend === undefined);
+    const defaults = same ? known.defaults : namespaceDefaults(entries);
+    this.#defaults = { entries, defaults };
     const key = `${clusterDefault ?? ''}\0${[...defaults].map(([ns, backend]) => `${ns}=${backend}`).join('\0')}`;
     const previous = this.#fallbacks;
     // Asked every time the routes changed, so that it compares with the owners of the last fallbacks.

@@ -7,6 +7,7 @@
 import type { KubeObject } from '../protocol.js';
 import { objectKey } from '../store/indexed-store.js';
 import type { ListReuse } from './list-reuse.js';
+import { recordReplacements } from '../store/list-replacements.js';
 
 /** Positions visited at most; past this the whole walk is cheaper than its bookkeeping. */
 const QUICK_LIMIT = 64;
@@ -55,11 +56,16 @@ export function quickWalk<E extends WalkedEntry, X>(
   const walked = remembered.slice();
   // Cut short by a throw, the next walk is a whole one.
   listed.forget();
+  const replaced: number[] = [];
   for (const at of new Set(positions)) {
     const entry = visit(list[at] as KubeObject);
     walked[at] = entry;
-    entries[last.entryAt[at] as number] = entry;
+    const index = last.entryAt[at] as number;
+    entries[index] = entry;
+    replaced.push(index);
   }
   listed.remember(list, walked);
+  // The walks over the entries (the budgets' tallies) then visit these positions alone.
+  recordReplacements(entries, last.entries, replaced);
   return entries;
 }

@@ -268,31 +268,27 @@ export class RouteIndex {
         }
       }
     }
-    // Touched tables are copied before they change: the previous arrays are never modified.
+    // A table is copied before its first change: the previous arrays are never modified. Each
+    // touched key is visited once, so a table that changed at a key differs from the previous
+    // one there: a copied table is a changed one, with no comparison of the two.
     const next = new Map<TableName, RouteEntry[]>();
     for (const { table, key } of touched.values()) {
-      let list = next.get(table);
-      if (list === undefined) {
-        list = previous[table].slice();
-        next.set(table, list);
-      }
+      const list = next.get(table) ?? previous[table];
       const claimants = (this.#claims.get(table) as Map<string, Claimants>).get(key);
       const claimant = claimants === undefined ? undefined : firstOf(claimants);
       const at = position(list, key, comparatorOf(table));
       const present = at < list.length && (list[at] as RouteEntry).key === key;
-      if (claimant === undefined) {
-        if (present) list.splice(at, 1);
-      } else if (!present) {
-        list.splice(at, 0, { key, backend: claimant.backend });
-      } else if ((list[at] as RouteEntry).backend !== claimant.backend) {
-        list[at] = { key, backend: claimant.backend };
+      if (claimant === undefined ? !present : present && (list[at] as RouteEntry).backend === claimant.backend) continue;
+      let copy = next.get(table);
+      if (copy === undefined) {
+        copy = previous[table].slice();
+        next.set(table, copy);
       }
+      if (claimant === undefined) copy.splice(at, 1);
+      else if (!present) copy.splice(at, 0, { key, backend: claimant.backend });
+      else copy[at] = { key, backend: claimant.backend };
     }
-    const pick = (name: TableName): readonly RouteEntry[] => {
-      const list = next.get(name);
-      return list === undefined || sameEntries(list, previous[name]) ? previous[name] : list;
-    };
-    return eachTable(pick);
+    return eachTable((name) => next.get(name) ?? previous[name]);
   }
 }
 

@@ -29,6 +29,9 @@ export class RoutingBuilder {
   /** The backends of the last model with route backends, and the two lists they were joined from. */
   #joined: { ingress: readonly Backend[]; gateway: readonly Backend[]; backends: readonly Backend[] } | undefined;
 
+  /** Where the route backends' lines start in the latest baseline's slot text (-1: none). */
+  #routeSlotsAt: { readonly text: string; readonly at: number } | undefined;
+
   constructor(options: ModelOptions, values: Readonly<Record<string, unknown>>) {
     this.#options = options;
     this.#values = values;
@@ -44,8 +47,10 @@ export class RoutingBuilder {
     const exclusions = source.exclusionKey ?? '';
     if (exclusions !== this.#exclusions) this.#forget(exclusions);
     const text = baseline?.auxiliaryFiles.files[SERVER_SLOTS_FILE] ?? '';
-    const newline = text.indexOf('\ngw_');
-    const at = text.startsWith('gw_') ? 0 : newline < 0 ? -1 : newline + 1;
+    // Searched once per slot text: the baseline is usually the last render's, the same string.
+    const known = this.#routeSlotsAt;
+    const at = known !== undefined && known.text === text ? known.at : routeSlotsAt(text);
+    this.#routeSlotsAt = { text, at };
     let ingressBaseline = baseline;
     let routeSlots = '';
     if (baseline !== undefined && at >= 0) {
@@ -89,4 +94,11 @@ export class RoutingBuilder {
     this.#joined = { ingress, gateway, backends };
     return backends;
   }
+}
+
+/** Where the first line of a route backend (`gw_…`) starts in a slot file, or -1: the Ingress backends' lines come first. */
+function routeSlotsAt(text: string): number {
+  if (text.startsWith('gw_')) return 0;
+  const newline = text.indexOf('\ngw_');
+  return newline < 0 ? -1 : newline + 1;
 }

@@ -3,6 +3,7 @@
 // search and a splice each), not for the store's size. The guarded reader's lists
 // (guarded-lists.ts) and the served Ingresses (routing/served-ingresses.ts) are kept this way.
 import { compareKeys, type IndexedStore } from './indexed-store.js';
+import { recordReplacements } from './list-replacements.js';
 import { lowerBound } from './sorted-search.js';
 
 /** What the list holds for a key, or undefined when the key is not in it (absent, rejected, filtered out). */
@@ -41,6 +42,8 @@ export class SortedJournalList<T> {
       if (changed === undefined) return undefined;
       this.#generation = store.generation;
       let touched = false;
+      /** Positions of values replaced in place, while no key came or went (undefined after). */
+      let replaced: number[] | undefined = [];
       for (const key of new Set(changed)) {
         const at = this.#position(key);
         const present = this.#keys[at] === key;
@@ -48,18 +51,29 @@ export class SortedJournalList<T> {
         if (present && value !== undefined) {
           if (this.#values[at] === value) continue;
           this.#values[at] = value;
+          replaced?.push(at);
         } else if (present) {
           this.#keys.splice(at, 1);
           this.#values.splice(at, 1);
+          replaced = undefined;
         } else if (value !== undefined) {
           this.#keys.splice(at, 0, key);
           this.#values.splice(at, 0, value);
+          replaced = undefined;
         } else {
           continue;
         }
         touched = true;
       }
-      if (touched) this.#snapshot = undefined;
+      const previous = this.#snapshot;
+      if (touched && previous !== undefined) {
+        const snapshot = Object.freeze(this.#values.slice());
+        // A key that came or went moved the positions after it: no record, and the old one is dropped.
+        recordReplacements(snapshot, previous, replaced);
+        this.#snapshot = snapshot;
+      } else if (touched) {
+        this.#snapshot = undefined;
+      }
     }
     this.#snapshot ??= Object.freeze(this.#values.slice());
     return this.#snapshot;

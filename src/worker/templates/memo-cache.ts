@@ -4,6 +4,7 @@
 // another key, outside a render: `rerender` gives the text a whole render would put in the
 // block's place for that key. The endpoint lane (render/endpoint-lane.ts) uses it to re-render
 // one backend's section without rendering the rest of the config.
+import { endsOf, splicedEnds } from './end-offsets.js';
 
 /** A memo block's compiled body: its text for a key, with the data frame the helper gives it. */
 export type MemoBlock = (key: unknown, options: { data: unknown }) => string;
@@ -16,11 +17,11 @@ export interface MemoText {
   readonly after: string;
 }
 
-/** The latest list a keyed loop rendered: its text and where each element's text ends in it. */
+/** The latest list a keyed loop rendered: its text and where each element's text ends in it (end-offsets.ts). */
 export interface LastList {
   readonly list: readonly unknown[];
   readonly text: string;
-  readonly ends: readonly number[];
+  readonly ends: ArrayLike<number>;
 }
 
 /** A keyed loop whose list differs from its latest in more than this share of elements renders every element. */
@@ -53,14 +54,13 @@ export class MemoCache {
   keyedText(id: string, list: readonly unknown[], element: (value: unknown) => string, cached?: WeakMap<object, string>): string {
     const last = this.#lists.get(id);
     if (last !== undefined && last.list === list) return last.text;
+    // A splice edits the latest ends in place: cut short by a throw, the next text is joined whole.
+    this.#lists.delete(id);
     let out: LastList | undefined = last === undefined ? undefined : spliced(last, list, element);
     if (out === undefined) {
       const parts = list.map(element);
-      const ends: number[] = new Array<number>(parts.length);
-      let at = 0;
-      for (let i = 0; i < parts.length; i++) ends[i] = at += (parts[i] as string).length;
       // join() builds one flat string.
-      out = { list, text: parts.join(''), ends };
+      out = { list, text: parts.join(''), ends: endsOf(parts.map((part) => part.length)) };
       if (cached !== undefined) cutFrom(out, parts, cached);
     }
     this.#lists.set(id, out);
@@ -91,7 +91,11 @@ export class MemoCache {
   }
 }
 
-/** `list`'s text from `last`'s, when they share all but a few elements at the ends; undefined otherwise. Exported for its tests. */
+/**
+ * `list`'s text from `last`'s, when they share all but a few elements at the ends; undefined
+ * otherwise. The new ends are those of `last` edited in place (end-offsets.ts): `last` is not
+ * to be read again once a new text is given. Exported for its tests.
+ */
 export function spliced(last: LastList, list: readonly unknown[], element: (value: unknown) => string): LastList | undefined {
   const before = last.list;
   const n = list.length;
@@ -117,8 +121,7 @@ export function spliced(last: LastList, list: readonly unknown[], element: (valu
   // The same text as the latest, known from the pieces: the latest's very string, so that every
   // later reader (validator, checksum, diff) compares it by identity, not character by character.
   if (shift === 0 && added === removed && sameTexts(last, prefix, parts)) return { list, text: last.text, ends: last.ends };
-  const tail = last.ends.slice(prefix + removed);
-  const ends = last.ends.slice(0, prefix).concat(midEnds, shift === 0 ? tail : tail.map((end) => end + shift));
+  const ends = splicedEnds(last.ends, prefix, removed, midEnds, shift);
   const text = last.text.slice(0, start) + parts.join('') + last.text.slice(oldEnd);
   // One flat string, as join() gives: whoever reads it next reads it whole.
   void Number(text);

@@ -6,7 +6,7 @@ import type { AuxiliaryFiles } from '../protocol.js';
 import { AuxiliaryChecker } from './auxiliary/auxiliary-checker.js';
 import { UNCACHED, type TextDerivations } from './auxiliary/text-derivations.js';
 import { UsageScanner } from './auxiliary/usage-scanner.js';
-import { UsageState } from './auxiliary/usage-state.js';
+import { UsageState, type AuxiliaryUsage } from './auxiliary/usage-state.js';
 import { CONFIG_FILE, describe, IssueSink, type SinkSnapshot, type ValidationReport } from './issue-sink.js';
 import { checkLineLengths, withLineIssues } from './line-limits.js';
 import { PathResolver, type OutputPaths } from './paths.js';
@@ -115,19 +115,27 @@ export function structureFinish(replayed: Replayed, aux: AuxiliaryFiles, derive:
   return sink.report();
 }
 
-/** Runs phase 'auxiliary': `feed` replays the usage ops of the configuration, then each file is checked. */
+/**
+ * Runs phase 'auxiliary': `feed` replays the usage ops of the configuration, then each file is
+ * checked. `usage` may give the usage without the replay (a caller that knows the configuration
+ * replays to what it did last time): it is handed the replay, to run when it does not know.
+ */
 export function auxiliaryPhase(
   aux: AuxiliaryFiles,
   paths: OutputPaths,
   derive: TextDerivations,
   feed: (state: UsageState, scanner: UsageScanner) => void,
+  usage: (replay: () => AuxiliaryUsage) => AuxiliaryUsage = (replay) => replay(),
 ): ValidationReport {
   const sink = new IssueSink('auxiliary');
   try {
     const resolver = new PathResolver(paths);
-    const state = new UsageState(resolver);
-    feed(state, new UsageScanner(paths, resolver));
-    new AuxiliaryChecker(aux, state.usage(), resolver, sink, derive).run();
+    const used = usage(() => {
+      const state = new UsageState(resolver);
+      feed(state, new UsageScanner(paths, resolver));
+      return state.usage();
+    });
+    new AuxiliaryChecker(aux, used, resolver, sink, derive).run();
   } catch (err) {
     sink.error('auxiliary', undefined, `internal validator error: ${describe(err)}`);
   }

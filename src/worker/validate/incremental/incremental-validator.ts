@@ -7,6 +7,8 @@ import { mapEntriesWithValues, mapIssuesFrom, parseMapText, type LineIssue, type
 import { scanPem, type PemSummary } from '../auxiliary/pem.js';
 import type { TextDerivations } from '../auxiliary/text-derivations.js';
 import type { ValidationReport } from '../issue-sink.js';
+import type { UsageScanner } from '../auxiliary/usage-scanner.js';
+import type { AuxiliaryUsage, UsageState } from '../auxiliary/usage-state.js';
 import type { OutputPaths } from '../paths.js';
 import { CONFIG_FILE } from '../issue-sink.js';
 import { auxiliaryLongLines, bufsizeIn, lineIssues, longLines, withLineIssues, type LongLine, type PlacedLines } from '../line-limits.js';
@@ -75,6 +77,8 @@ export class IncrementalValidator {
   /** The line cap's scans: per chunk (long lines, `tune.bufsize`) and per auxiliary file text. */
   readonly #chunkLines = new WeakMap<ChunkRecord, { readonly lines: readonly LongLine[]; readonly bufsize: number | undefined }>();
   readonly #fileLines = new GenerationCache<readonly LongLine[]>();
+  /** The auxiliary phase's usage of the files, for the layout and directories it was replayed from. */
+  #usage: { readonly chunks: readonly PlacedChunk[]; readonly key: string; readonly usage: AuxiliaryUsage } | undefined;
   /** The config's long lines and `tune.bufsize`, for the layout they were found in. */
   #configLines: { readonly chunks: readonly PlacedChunk[]; readonly lines: readonly LongLine[]; readonly bufsize: number | undefined } | undefined;
   readonly #derive: TextDerivations = {
@@ -229,8 +233,8 @@ export class IncrementalValidator {
     const caches = [this.#mapIssues, this.#patternIssues, this.#pems, this.#parsedMaps];
     for (const cache of caches) cache.begin();
     try {
-      return auxiliaryPhase(aux, paths, this.#derive, (state, scanner) => {
-        const key = JSON.stringify([paths.mapsDir, paths.filesDir, paths.certsDir]);
+      const key = JSON.stringify([paths.mapsDir, paths.filesDir, paths.certsDir]);
+      const feed = (state: UsageState, scanner: UsageScanner): void => {
         for (const { record } of this.#layoutOf(config)) {
           let ops = record.usage;
           if (ops === undefined || record.usageKey !== key) {
@@ -240,6 +244,16 @@ export class IncrementalValidator {
           }
           state.apply(ops);
         }
+      };
+      // The usage is a function of the chunks' texts in order and the directories: the same
+      // layout (an unchanged config) replays to the same usage, with no walk over its chunks.
+      return auxiliaryPhase(aux, paths, this.#derive, feed, (replay) => {
+        const chunks = this.#layoutOf(config);
+        const known = this.#usage;
+        if (known !== undefined && known.chunks === chunks && known.key === key) return known.usage;
+        const usage = replay();
+        this.#usage = { chunks, key, usage };
+        return usage;
       });
     } finally {
       for (const cache of caches) cache.end();

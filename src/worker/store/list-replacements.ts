@@ -1,0 +1,46 @@
+// Where a list differs from the list it was made from, when it was made by replacing a few of its
+// items in place (the same length, nothing added or removed): a store list's snapshot after the
+// journal replaced values (sorted-journal-list.ts), the model builder's entries after a quick walk
+// (routing/quick-walk.ts). Whoever walked the list before can then visit those positions alone
+// instead of comparing every position. Only the latest list made from a list keeps a record,
+// and recording one drops the record of the list it was made from, so no chain of older lists
+// stays alive.
+
+/** Per list: the list it was made from and the positions (ascending) where the two differ. */
+const replacements = new WeakMap<readonly unknown[], { readonly previous: readonly unknown[]; readonly at: readonly number[] }>();
+
+/**
+ * Records that `list` is `previous` with the items at `at` replaced, and at no other position
+ * (`list` must not be modified afterwards). `at` may be unsorted, with repeats, and may hold
+ * positions where the item is in fact the same: they are left out. Undefined `at`: `list` was
+ * made from `previous` some other way, and nothing is recorded.
+ */
+export function recordReplacements<T>(list: readonly T[], previous: readonly T[], at: readonly number[] | undefined): void {
+  replacements.delete(previous);
+  if (at === undefined || list.length !== previous.length) return;
+  const differing = [...new Set(at)].filter((i) => list[i] !== previous[i]).sort((a, b) => a - b);
+  replacements.set(list, { previous, at: differing });
+}
+
+/**
+ * The positions (ascending) where `list` holds another item than `previous`, when `list` was
+ * recorded as made from `previous`; undefined when that is not known (the caller compares the
+ * lists itself).
+ */
+export function replacedSince<T>(list: readonly T[], previous: readonly T[]): readonly number[] | undefined {
+  const known = replacements.get(list);
+  return known !== undefined && known.previous === previous ? known.at : undefined;
+}
+
+/**
+ * Whether `list` is `previous` itself, or was recorded as made from it with a few items replaced,
+ * none of them counting (`idle`) before or after: then the items that count are the very items
+ * of `previous`, in the same order.
+ */
+export function replacedOnlyIdle<T>(list: readonly T[], previous: readonly T[], idle: (item: T) => boolean): boolean {
+  if (list === previous) return true;
+  const at = replacedSince(list, previous);
+  if (at === undefined) return false;
+  for (const i of at) if (!idle(list[i] as T) || !idle(previous[i] as T)) return false;
+  return true;
+}
