@@ -9,6 +9,7 @@ import { writeHeapSnapshot } from 'node:v8';
 import { MessageChannel, parentPort, threadId } from 'node:worker_threads';
 import { pino } from 'pino';
 import { exposeOn } from './channel/comlink-node.js';
+import { originChanges } from './render/origin-changes.js';
 import { renderAndValidate } from './render/renderer.js';
 import { statusPatch } from './render/status-patch.js';
 import { changedLines } from './render/text-window.js';
@@ -18,7 +19,6 @@ import type {
   AuxiliaryFiles,
   ControlPortAnnouncement,
   OriginIndex,
-  OriginObject,
   RenderBaseline,
   RenderSuccess,
   RenderTask,
@@ -177,32 +177,16 @@ function withStatusPatch(result: RenderSuccess, before: RenderSuccess['gatewaySt
 /**
  * The result with its origin index as the objects that changed since `held` (output `from`'s,
  * which the main thread holds), when the names and the number of objects are the same: the
- * index's objects and names are reused between renders, so this costs an identity check per object.
+ * index's objects and names are reused between renders, and its objects list records where it
+ * changed, so this costs a look at the changed objects (origin-changes.ts).
  */
 function withOriginChanges(result: RenderSuccess, held: OriginIndex | undefined, from: string): RenderSuccess {
   const next = result.origins;
-  if (next === undefined || held === undefined || next.objects.length !== held.objects.length || !sameNames(held.names, next.names)) return result;
-  const changes: (readonly [number, OriginObject])[] = [];
-  // Past a quarter of the objects the whole index is as cheap to send.
-  const limit = next.objects.length / 4;
-  for (let i = 0; i < next.objects.length; i++) {
-    const before = held.objects[i] as OriginObject;
-    const after = next.objects[i] as OriginObject;
-    if (before === after || (before.kind === after.kind && before.namespace === after.namespace && before.name === after.name && before.version === after.version)) continue;
-    if (changes.length >= limit) return result;
-    changes.push([i, after]);
-  }
+  const changes = next === undefined || held === undefined ? undefined : originChanges(held, next);
+  if (changes === undefined) return result;
   const rest: RenderSuccess & { origins?: RenderSuccess['origins'] } = { ...result };
   delete rest.origins;
   return { ...rest, reused: { ...(result.reused ?? { from, config: false, files: [] }), originObjects: changes } };
-}
-
-function sameNames(a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>): boolean {
-  if (a === b) return true;
-  const keys = Object.keys(b);
-  if (Object.keys(a).length !== keys.length) return false;
-  for (const key of keys) if (!Object.hasOwn(a, key) || a[key] !== b[key]) return false;
-  return true;
 }
 
 /** The result as edits of output `from`: edited files travel as their edits, the others not at all, nor the origin index. */

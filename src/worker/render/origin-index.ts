@@ -9,13 +9,14 @@
 // non-enumerable getter, which a structured clone leaves out, and `withSections` puts it back on
 // the receiving side. The objects and names are kept by an OriginIndexer between renders: an
 // Ingress object, a backend object (the model keeps both while their content is unchanged) and a
-// whole list of names are reused, so a render after a small change costs identity checks over
-// the model's backends, and no text is built for the objects that did not change.
+// whole list of names are reused, so a render after a small change looks at the backends the
+// model's list records as replaced (identity checks over all of them when it records none), and
+// no text is built for the objects that did not change.
 import type { KubeObject, OriginIndex, OriginObject, OriginSection } from '../protocol.js';
 import type { Backend, RoutingModel } from '../routing/model.js';
 import type { StoreReader } from '../routing/model-source.js';
 import { objectVersion } from '../store/render-exclusions.js';
-import { replacedSince } from '../store/list-replacements.js';
+import { recordReplacements, replacedSince } from '../store/list-replacements.js';
 
 /** HAProxy's section keywords: a line starting (unindented) with one opens a section. */
 const SECTION_KEYWORDS = new Set([
@@ -86,26 +87,39 @@ export class OriginIndexer {
 
   /**
    * The previous build brought up to date, when the backends are the same objects in the same
-   * places but for some that belong to the same object as before: only the changed objects'
-   * versions and the names of changed backends are looked at. Undefined: build afresh.
+   * places but for some that belong to the same object as before: only the replaced backends
+   * (those the model's list records, or all of them when it records none), the changed objects'
+   * versions and the names of changed backends are looked at. The objects list records where it
+   * differs from the previous one, for whoever sends only the changes. Undefined: build afresh.
    */
   #patch(previous: PreviousBuild, backends: readonly Backend[], changed: readonly string[]): PreviousBuild | undefined {
     if (previous.backends.length !== backends.length) return undefined;
     let namesChanged = false;
     let objects: OriginObject[] | undefined;
+    const replaced: number[] = [];
     const replace = (index: number, origin: OriginObject): void => {
       if (previous.objects[index] === origin) return;
       objects ??= [...previous.objects];
       objects[index] = origin;
+      replaced.push(index);
     };
-    for (let b = 0; b < backends.length; b++) {
+    /** False when backend `b` belongs to another object than before. */
+    const visit = (b: number): boolean => {
       const backend = backends[b] as Backend;
       const before = previous.backends[b] as Backend;
-      if (backend === before) continue;
+      if (backend === before) return true;
       const key = this.#keyOf(backend);
-      if (key !== this.#keyOf(before)) return undefined;
+      if (key !== this.#keyOf(before)) return false;
       if (backend.name !== before.name) namesChanged = true;
       replace(previous.indices[b] as number, this.#originOf(kindOf(backend), key, backend));
+      return true;
+    };
+    // The model's backend list knows where it differs from the one before (check-budget.ts).
+    const known = backends === previous.backends ? [] : replacedSince(backends, previous.backends);
+    if (known !== undefined) {
+      for (const b of known) if (!visit(b)) return undefined;
+    } else {
+      for (let b = 0; b < backends.length; b++) if (!visit(b)) return undefined;
     }
     for (const key of changed) {
       const index = previous.byObject.get(key);
@@ -113,6 +127,7 @@ export class OriginIndexer {
       const origin = previous.objects[index] as OriginObject;
       replace(index, this.#originOf(origin.kind, key, { namespace: origin.namespace, ingress: origin.name }));
     }
+    if (objects !== undefined) recordReplacements(objects, previous.objects, replaced);
     const names = namesChanged ? namesOf(backends, previous.indices) : previous.names;
     return { ...previous, backends, objects: objects ?? previous.objects, names };
   }

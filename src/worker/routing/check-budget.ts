@@ -8,6 +8,7 @@
 // 100 ms, so the floor changes seldom). Every slot counts, disabled ones too: a slot is enabled
 // through the Runtime API without a reload, and checked from then on.
 import type { Backend } from './model.js';
+import { recordReplacements } from '../store/list-replacements.js';
 
 /** Checks a second all backends together may ask for at their shortest intervals. */
 export const CHECKS_PER_SECOND = 20_000;
@@ -61,6 +62,8 @@ export class CheckBudget {
           result[i] = own;
         }
         if (result === undefined) return last;
+        // The origin index then looks at these positions alone (list-replacements.ts).
+        recordReplacements(result, last, changed);
         this.#last = result;
         return result;
       }
