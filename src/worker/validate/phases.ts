@@ -6,7 +6,7 @@ import type { AuxiliaryFiles } from '../protocol.js';
 import { AuxiliaryChecker } from './auxiliary/auxiliary-checker.js';
 import { UNCACHED, type TextDerivations } from './auxiliary/text-derivations.js';
 import { UsageScanner } from './auxiliary/usage-scanner.js';
-import { UsageState } from './auxiliary/usage-state.js';
+import { UsageState, type AuxiliaryUsage } from './auxiliary/usage-state.js';
 import { CONFIG_FILE, describe, IssueSink, type SinkSnapshot, type ValidationReport } from './issue-sink.js';
 import { checkLineLengths, withLineIssues } from './line-limits.js';
 import { PathResolver, type OutputPaths } from './paths.js';
@@ -66,7 +66,10 @@ export function validateStructure(config: string, aux: AuxiliaryFiles, paths: Ou
 
 /** Phase 'auxiliary': maps, certificates and crt-lists are well formed. Never throws. */
 export function checkAuxiliaryFiles(aux: AuxiliaryFiles, config: string, paths: OutputPaths): ValidationReport {
-  return auxiliaryPhase(aux, paths, UNCACHED, (state, scanner) => state.apply(scanner.scan(config)));
+  return auxiliaryPhase(aux, paths, UNCACHED, (state, scanner) => {
+    state.apply(scanner.scan(config));
+    return state.usage();
+  });
 }
 
 /**
@@ -115,19 +118,22 @@ export function structureFinish(replayed: Replayed, aux: AuxiliaryFiles, derive:
   return sink.report();
 }
 
-/** Runs phase 'auxiliary': `feed` replays the usage ops of the configuration, then each file is checked. */
+/**
+ * Runs phase 'auxiliary': `feed` replays the usage ops of the configuration and gives the usage
+ * (the state's, or one it kept for the same ops), then each file is checked.
+ */
 export function auxiliaryPhase(
   aux: AuxiliaryFiles,
   paths: OutputPaths,
   derive: TextDerivations,
-  feed: (state: UsageState, scanner: UsageScanner) => void,
+  feed: (state: UsageState, scanner: UsageScanner) => AuxiliaryUsage,
 ): ValidationReport {
   const sink = new IssueSink('auxiliary');
   try {
     const resolver = new PathResolver(paths);
     const state = new UsageState(resolver);
-    feed(state, new UsageScanner(paths, resolver));
-    new AuxiliaryChecker(aux, state.usage(), resolver, sink, derive).run();
+    const usage = feed(state, new UsageScanner(paths, resolver));
+    new AuxiliaryChecker(aux, usage, resolver, sink, derive).run();
   } catch (err) {
     sink.error('auxiliary', undefined, `internal validator error: ${describe(err)}`);
   }

@@ -6,6 +6,7 @@ import type { AuxiliaryFiles } from '../../protocol.js';
 import { mapEntriesWithValues, mapIssuesFrom, parseMapText, type LineIssue, type MapEntries, type ParsedMap } from '../auxiliary/map-file.js';
 import { scanPem, type PemSummary } from '../auxiliary/pem.js';
 import type { TextDerivations } from '../auxiliary/text-derivations.js';
+import type { AuxiliaryUsage } from '../auxiliary/usage-state.js';
 import type { ValidationReport } from '../issue-sink.js';
 import type { OutputPaths } from '../paths.js';
 import { CONFIG_FILE } from '../issue-sink.js';
@@ -58,6 +59,9 @@ export class IncrementalValidator {
   #processed = 0;
   /** The structure replay of the latest layout, with the names of the files it saw (see structureFinish). */
   #replayed: { readonly chunks: readonly PlacedChunk[]; readonly names: readonly (readonly string[])[]; readonly replayed: Replayed } | undefined;
+
+  /** The usage the latest auxiliary replay found, for its layout and directories (the key of the chunks' usage ops). */
+  #usage: { readonly chunks: readonly PlacedChunk[]; readonly key: string; readonly usage: AuxiliaryUsage } | undefined;
 
   /** The maps of the latest call, read again by their changed lines (map-deltas.ts). */
   readonly #maps = new MapDeltas();
@@ -251,7 +255,11 @@ export class IncrementalValidator {
     try {
       return auxiliaryPhase(aux, paths, this.#derive, (state, scanner) => {
         const key = JSON.stringify([paths.mapsDir, paths.filesDir, paths.certsDir]);
-        for (const { record } of this.#layoutOf(config)) {
+        const chunks = this.#layoutOf(config);
+        // The same layout under the same directories replays the same ops: the same usage.
+        const kept = this.#usage;
+        if (kept !== undefined && kept.chunks === chunks && kept.key === key) return kept.usage;
+        for (const { record } of chunks) {
           let ops = record.usage;
           if (ops === undefined || record.usageKey !== key) {
             ops = record.usage = detachedOps(scanner.scan(record.text));
@@ -260,6 +268,9 @@ export class IncrementalValidator {
           }
           state.apply(ops);
         }
+        const usage = state.usage();
+        this.#usage = { chunks, key, usage };
+        return usage;
       });
     } finally {
       for (const cache of caches) cache.end();
