@@ -77,7 +77,7 @@ export class IncrementalValidator {
   readonly #fileLines = new LongLineDeltas();
   /** Where each file changed since the previous render, shared with the render's other readers (changed-windows.ts). */
   readonly #windows: ChangedWindows;
-  /** Set when this validator made #windows itself: it then clears them at each validateStructure(). */
+  /** Set when this validator made #windows itself: it then clears them as each of its calls ends. */
   readonly #ownsWindows: boolean;
   /** The maps record the latest #observeMaps() brought the map states to. */
   #observed: AuxiliaryFiles['maps'] | undefined;
