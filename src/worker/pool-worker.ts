@@ -10,9 +10,9 @@ import { MessageChannel, parentPort, threadId } from 'node:worker_threads';
 import { pino } from 'pino';
 import { exposeOn } from './channel/comlink-node.js';
 import { originChanges } from './render/origin-changes.js';
-import { renderAndValidate } from './render/renderer.js';
+import { changedLinesOf, renderAndValidate } from './render/renderer.js';
 import { statusPatch } from './render/status-patch.js';
-import { changedLines } from './render/text-window.js';
+import type { LineWindow } from './render/changed-windows.js';
 import { StoreReplica } from './store/store-replica.js';
 import { TemplateEngine } from './templates/template-engine.js';
 import type {
@@ -244,11 +244,13 @@ function asLineEdits(outcome: RenderSuccess, received: RenderBaseline, from: str
     for (const [name, text] of Object.entries(after)) {
       if (!Object.prototype.hasOwnProperty.call(before, name)) return undefined;
       const held = before[name] as string;
-      if (held === text) {
+      // Found once for the render: the validator and the checksum asked for the same texts.
+      const cut = changedLinesOf(engine, `${kind}/${name}`, held, text);
+      if (cut === undefined) {
         files.push(`${kind}/${name}`);
         continue;
       }
-      const edit = lineEdit(held, text);
+      const edit = lineEdit(held, text, cut);
       if (edit !== undefined) saved = true;
       edits[`${kind}/${name}`] = [edit ?? { at: 0, remove: held.length, text }];
     }
@@ -260,10 +262,9 @@ function asLineEdits(outcome: RenderSuccess, received: RenderBaseline, from: str
 /** Files smaller than this travel whole. */
 const EDIT_MIN_LENGTH = 4096;
 
-/** `after` as one edit of `before` (the lines that differ), or undefined when most of it differs or it is small. */
-function lineEdit(before: string, after: string): TextEdit | undefined {
+/** `after` as one edit of `before` (the lines that differ, `cut`), or undefined when most of it differs or it is small. */
+function lineEdit(before: string, after: string, cut: LineWindow): TextEdit | undefined {
   if (after.length < EDIT_MIN_LENGTH) return undefined;
-  const cut = changedLines(before, after);
-  if (cut === undefined || cut.oldEnd - cut.start + (cut.newEnd - cut.start) > (before.length + after.length) / 4) return undefined;
+  if (cut.oldEnd - cut.start + (cut.newEnd - cut.start) > (before.length + after.length) / 4) return undefined;
   return { at: cut.start, remove: cut.oldEnd - cut.start, text: after.slice(cut.start, cut.newEnd) };
 }

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { AuxiliaryFiles } from '../protocol.js';
 import { SERVER_SLOTS_FILE } from '../routing/server-slots.js';
+import type { ChangedWindows } from './changed-windows.js';
 import { ConfigDigest } from './config-digest.js';
 import { sha256 } from './sha256.js';
 
@@ -28,6 +29,8 @@ export interface ChecksumState {
   readonly configDigest: ConfigDigest;
   /** The lines of each line-digested file. */
   readonly lineDigests: Map<string, ConfigDigest>;
+  /** Where the render's files changed, when its other readers found it already (changed-windows.ts). */
+  readonly windows?: ChangedWindows;
 }
 
 /**
@@ -47,7 +50,7 @@ export function checksum(config: string, aux: AuxiliaryFiles, kept?: ChecksumSta
       const id = `${kind}/${name}`;
       hash.update(`\0${id}\0`);
       const text = files[name] as string;
-      hash.update(lineDigested(kind, id) ? (kept === undefined ? lineDigest() : lineDigestOf(kept.lineDigests, id)).digest(text) : fileDigest(id, text, kept?.digests));
+      hash.update(lineDigested(kind, id) ? lineDigestIn(kept, id, text) : fileDigest(id, text, kept?.digests));
     }
   }
   if (kept !== undefined) {
@@ -61,6 +64,16 @@ export function checksum(config: string, aux: AuxiliaryFiles, kept?: ChecksumSta
 
 function lineDigest(): ConfigDigest {
   return new ConfigDigest('\n', ' ');
+}
+
+/** The digest of a line-digested file, from its kept lines and, when known, where it changed. */
+function lineDigestIn(kept: ChecksumState | undefined, id: string, text: string): string {
+  if (kept === undefined) return lineDigest().digest(text);
+  const digest = lineDigestOf(kept.lineDigests, id);
+  const previous = digest.text;
+  if (previous === undefined || kept.windows === undefined) return digest.digest(text);
+  const cut = kept.windows.lines(id, previous, text);
+  return digest.digest(text, cut === undefined ? undefined : { prefix: cut.start, suffix: previous.length - cut.oldEnd });
 }
 
 export function lineDigestOf(kept: Map<string, ConfigDigest>, id: string): ConfigDigest {

@@ -52,11 +52,13 @@ export class ConfigDigest {
 
   /**
    * The digest of `text` (hex). `prefix` and `suffix` may say how much of it is known to be the
-   * same as the previous text at its start and end (lengths); otherwise they are measured.
+   * same as the previous text at its start and end (lengths); otherwise they are measured. Given
+   * them, the texts are not compared (that would walk the common prefix): the blocks between
+   * them are hashed again, to the same digest should the texts be the same.
    */
   digest(text: string, known?: { readonly prefix: number; readonly suffix: number }): string {
     const previous = this.#text;
-    if (previous === text) return this.#hex;
+    if (known === undefined && previous === text) return this.#hex;
     const keys = this.#keys;
     this.#dropRope();
     if (previous === undefined || previous.length === 0) this.#rebuild(text);

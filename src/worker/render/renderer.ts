@@ -16,6 +16,7 @@ import { escapeLogText, printable } from '../store/log-text.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, MAX_SERVER_SLOTS } from '../store/value-limits.js';
 import type { AuxiliaryFiles, OriginIndex, Rejection, RenderBaseline, RenderExclusions, RenderOutcome, RenderSuccess, TemplateSetSource } from '../protocol.js';
 import { ExclusionFilter } from '../store/render-exclusions.js';
+import { ChangedWindows } from './changed-windows.js';
 import { checksum, lineDigestOf, SLOTS_ID } from './checksum.js';
 import { ConfigDigest } from './config-digest.js';
 import { OriginIndexer, withSections } from './origin-index.js';
@@ -45,6 +46,8 @@ const engineStates = new WeakMap<TemplateEngine, EngineState>();
 
 /** What one engine's renders keep between renders, next to the engine's own caches. */
 interface EngineState {
+  /** Where each file changed since the previous render, found once for all its readers; cleared as each render starts. */
+  readonly windows: ChangedWindows;
   readonly validator: IncrementalValidator;
   /** The last text and digest of each output file, for the checksum. */
   readonly digests: Map<string, { text: string; digest: string }>;
@@ -62,10 +65,20 @@ interface EngineState {
 function stateOf(engine: TemplateEngine): EngineState {
   let state = engineStates.get(engine);
   if (state === undefined) {
-    state = { validator: new IncrementalValidator(), digests: new Map(), configDigest: new ConfigDigest(), lineDigests: new Map(), origins: new OriginIndexer(), slices: new SliceServices(), lane: undefined };
+    const windows = new ChangedWindows();
+    state = { windows, validator: new IncrementalValidator(windows), digests: new Map(), configDigest: new ConfigDigest(), lineDigests: new Map(), origins: new OriginIndexer(), slices: new SliceServices(), lane: undefined };
     engineStates.set(engine, state);
   }
   return state;
+}
+
+/**
+ * The changed lines of file `id` (`maps/<name>`, `files/<name>`, `certificates/<name>`) between
+ * `before` and `after`, as text-window.ts's changedLines gives them: found once for the engine's
+ * latest render and every reader of it (when `before` is the text that render compared with).
+ */
+export function changedLinesOf(engine: TemplateEngine, id: string, before: string, after: string): ReturnType<ChangedWindows['lines']> {
+  return stateOf(engine).windows.lines(id, before, after);
 }
 
 export function renderAndValidate(engine: TemplateEngine, request: RenderRequest): RenderOutcome {
@@ -101,6 +114,7 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
   let origins: OriginIndex;
   let served: readonly string[] | undefined;
   const state = stateOf(engine);
+  state.windows.clear();
   // Bad values (modelOptions throws) fail in the whole render below, with its message.
   let sliceStore: string | undefined;
   try {

@@ -29,9 +29,10 @@ export function maxLineLength(bufsize: number): number {
  * The lines of `text` longer than WATCHED_LENGTH characters. Lines are not walked one by one:
  * every line that ends within WATCHED_LENGTH characters of where the scan stands is short, so
  * the scan moves past the last newline there (one native search per window, not per line), and
- * newlines are counted only up to a long line found.
+ * newlines are counted only up to a long line found. `starts`, when given, receives where each
+ * long line starts in `text`.
  */
-export function longLines(text: string): readonly LongLine[] {
+export function longLines(text: string, starts?: number[]): readonly LongLine[] {
   const found: LongLine[] = [];
   const len = text.length;
   let pos = 0;
@@ -50,6 +51,7 @@ export function longLines(text: string): readonly LongLine[] {
       for (let at = text.indexOf('\n', countedTo); at >= 0 && at < pos; at = text.indexOf('\n', at + 1)) counted++;
       countedTo = pos;
       found.push({ line: counted + 1, length: end - pos });
+      starts?.push(pos);
     }
     pos = end + 1;
   }
@@ -95,13 +97,14 @@ export function lineIssues(placed: readonly PlacedLines[], bufsize: number | und
 }
 
 /** The long lines of every auxiliary file, as `maps/<name>`, `files/<name>`, `certs/<name>`. */
-export function auxiliaryLongLines(aux: AuxiliaryFiles, scan: (text: string) => readonly LongLine[]): PlacedLines[] {
+export function auxiliaryLongLines(aux: AuxiliaryFiles, scan: (text: string, file: string) => readonly LongLine[]): PlacedLines[] {
   const placed: PlacedLines[] = [];
   for (const [kind, dir] of [['maps', 'maps'], ['files', 'files'], ['certificates', 'certs']] as const) {
     for (const [name, text] of Object.entries((aux as Partial<AuxiliaryFiles> | undefined)?.[kind] ?? {})) {
       if (typeof text !== 'string') continue;
-      const lines = scan(text);
-      if (lines.length > 0) placed.push({ file: `${dir}/${name}`, offset: 0, lines });
+      const file = `${dir}/${name}`;
+      const lines = scan(text, file);
+      if (lines.length > 0) placed.push({ file, offset: 0, lines });
     }
   }
   return placed;
@@ -116,6 +119,6 @@ export function withLineIssues(lines: { errors: ValidationIssue[]; warnings: str
 /** The line cap over a whole configuration and its files, computed afresh. */
 export function checkLineLengths(config: string, aux: AuxiliaryFiles): { errors: ValidationIssue[]; warnings: string[] } {
   if (typeof config !== 'string') return { errors: [], warnings: [] };
-  const placed: PlacedLines[] = [{ file: CONFIG_FILE, offset: 0, lines: longLines(config) }, ...auxiliaryLongLines(aux, longLines)];
+  const placed: PlacedLines[] = [{ file: CONFIG_FILE, offset: 0, lines: longLines(config) }, ...auxiliaryLongLines(aux, (text) => longLines(text))];
   return lineIssues(placed, bufsizeIn(config));
 }

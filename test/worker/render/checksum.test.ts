@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AuxiliaryFiles } from '../../../src/worker/protocol.js';
 import { checksum, type ChecksumState } from '../../../src/worker/render/checksum.js';
+import { ChangedWindows } from '../../../src/worker/render/changed-windows.js';
 import { ConfigDigest } from '../../../src/worker/render/config-digest.js';
 
 function keptState(): ChecksumState {
@@ -47,6 +48,26 @@ describe('the kept render checksum', () => {
         }
       }),
       { numRuns: 200 },
+    );
+  });
+
+  it('equals the checksum computed afresh when the changed lines of the maps come from the windows of the render', () => {
+    fc.assert(
+      fc.property(output, fc.array(fc.record({ at: fc.nat(12), remove: fc.nat(2), insert: fc.array(line, { maxLength: 2 }) }), { minLength: 1, maxLength: 8 }), (first, edits) => {
+        const windows = new ChangedWindows();
+        const kept: ChecksumState = { ...keptState(), windows };
+        let o = first;
+        for (const e of edits) {
+          // One map edited in place, as a changed Ingress edits a line or two of a large map.
+          const hostMap = [...o.hostMap];
+          hostMap.splice(Math.min(e.at, hostMap.length), e.remove, ...e.insert);
+          o = { ...o, hostMap };
+          windows.clear();
+          const { config, aux } = texts(o);
+          expect(checksum(config, aux, kept)).toBe(checksum(config, aux));
+        }
+      }),
+      { numRuns: 300 },
     );
   });
 

@@ -72,6 +72,24 @@ describe('map files read again by their changed lines', () => {
     expect(report.errors.map((e) => e.message)).toContain(`use_backend routes through maps/host.map, whose line 2501 ('h2500.test') names unknown backend 'be_gone'`);
   });
 
+  it('gives the auxiliary report of the pure function when a map of the record is replaced between the two phases', () => {
+    const lines = Array.from({ length: 300 }, (_, i) => `h${i}.test ${BACKENDS[i % 3]}`);
+    const maps: Record<string, string> = { 'host.map': `${lines.join('\n')}\n` };
+    const aux: AuxiliaryFiles = { maps, files: {}, certificates: {} };
+    const v = new IncrementalValidator();
+    expectSameReports(v, aux);
+    const changed = lines.slice();
+    changed[10] = 'h10.test be_b';
+    maps['host.map'] = `${changed.join('\n')}\n`;
+    expect(v.validateStructure(CONFIG, aux, PATHS)).toStrictEqual(validateStructure(CONFIG, aux, PATHS));
+    // The same record, one of its maps now a text the structure phase never saw.
+    changed[20] = 'nokey.test';
+    maps['host.map'] = `${changed.join('\n')}\n`;
+    const report = v.checkAuxiliaryFiles(aux, CONFIG, PATHS);
+    expect(report).toStrictEqual(checkAuxiliaryFiles(aux, CONFIG, PATHS));
+    expect(report.errors.length + report.warnings.length).toBeGreaterThan(0);
+  });
+
   it('reads a map given the text another map had before as that text, after both were read by their changed lines', () => {
     const lines = Array.from({ length: 200 }, (_, i) => `h${i}.test ${BACKENDS[i % 3]}`);
     const other = lines.slice();

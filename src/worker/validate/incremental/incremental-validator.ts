@@ -15,11 +15,13 @@ import { auxiliaryLongLines, bufsizeIn, lineIssues, longLines, withLineIssues, t
 import { auxiliaryPhase, checkAuxiliaryFiles, structureFinish, structurePhase, validateStructure, type Replayed } from '../phases.js';
 import { StructureParser } from '../structure/structure-parser.js';
 import { ChunkIndex, detachString, headKey, newChunk, type ChunkRecord } from './chunk-index.js';
-import { chunkAt, chunkEnd, cutsAt } from './chunking.js';
+import { chunkAt, chunkEnd } from './chunking.js';
 import { detachedOps } from './detached-ops.js';
-import { commonPrefix, commonSuffix } from '../../render/text-window.js';
+import { ChangedWindows } from '../../render/changed-windows.js';
 import { GenerationCache } from './generation-cache.js';
+import { LongLineDeltas } from './long-line-deltas.js';
 import { MapDeltas } from './map-deltas.js';
+import { sharedEnds, type PlacedChunk } from './shared-ends.js';
 
 // A worker re-validates every render, and between two renders of a large cluster most of the
 // configuration is unchanged. IncrementalValidator cuts the configuration into chunks before the
@@ -38,12 +40,6 @@ import { MapDeltas } from './map-deltas.js';
 // scanned line by line and looked up by content. What remains proportional to the whole
 // configuration is that comparison and the replay of each chunk's few ops (a backend chunk
 // records one: registering the backend), a few milliseconds for 10,000 backends.
-
-interface PlacedChunk {
-  readonly record: ChunkRecord;
-  /** Lines of the configuration before the chunk. */
-  readonly offset: number;
-}
 
 /**
  * The two phases for a long-lived caller (one per render worker): the same reports as
@@ -65,6 +61,9 @@ export class IncrementalValidator {
   /** The structure replay of the latest layout, with the names of the files it saw (see structureFinish). */
   #replayed: { readonly chunks: readonly PlacedChunk[]; readonly names: readonly (readonly string[])[]; readonly replayed: Replayed } | undefined;
 
+  /** The usage the latest auxiliary replay found, for its layout and directories (the key of the chunks' usage ops). */
+  #usage: { readonly chunks: readonly PlacedChunk[]; readonly key: string; readonly usage: AuxiliaryUsage } | undefined;
+
   /** The maps of the latest call, read again by their changed lines (map-deltas.ts). */
   readonly #maps = new MapDeltas();
   readonly #parseMap = (text: string): ParsedMap => this.#maps.parsed(text) ?? parseMapText(text);
@@ -76,9 +75,13 @@ export class IncrementalValidator {
   readonly #pems = new GenerationCache<PemSummary>();
   /** The line cap's scans: per chunk (long lines, `tune.bufsize`) and per auxiliary file text. */
   readonly #chunkLines = new WeakMap<ChunkRecord, { readonly lines: readonly LongLine[]; readonly bufsize: number | undefined }>();
-  readonly #fileLines = new GenerationCache<readonly LongLine[]>();
-  /** The auxiliary phase's usage of the files, for the layout and directories it was replayed from. */
-  #usage: { readonly chunks: readonly PlacedChunk[]; readonly key: string; readonly usage: AuxiliaryUsage } | undefined;
+  readonly #fileLines = new LongLineDeltas();
+  /** Where each file changed since the previous render, shared with the render's other readers (changed-windows.ts). */
+  readonly #windows: ChangedWindows;
+  /** Set when this validator made #windows itself: it then clears them as each of its calls ends. */
+  readonly #ownsWindows: boolean;
+  /** The maps record the latest #observeMaps() brought the map states to. */
+  #observed: AuxiliaryFiles['maps'] | undefined;
   /** The config's long lines and `tune.bufsize`, for the layout they were found in. */
   #configLines: { readonly chunks: readonly PlacedChunk[]; readonly lines: readonly LongLine[]; readonly bufsize: number | undefined } | undefined;
   readonly #derive: TextDerivations = {
@@ -89,6 +92,15 @@ export class IncrementalValidator {
         : this.#mapIssues.get(text, () => this.#maps.issues(text) ?? mapIssuesFrom(this.#parsedMaps.get(text, this.#parseMap), false)),
     pem: (text) => this.#pems.get(text, scanPem),
   };
+
+  /**
+   * `windows`, when given, are the caller's, cleared by it at the start of each render and asked
+   * by its other readers of the render's texts; otherwise the validator keeps its own.
+   */
+  constructor(windows?: ChangedWindows) {
+    this.#windows = windows ?? new ChangedWindows();
+    this.#ownsWindows = windows === undefined;
+  }
 
   /** Chunk texts held: at most the number of chunks of the latest configuration. */
   get cachedChunks(): number {
@@ -133,6 +145,7 @@ export class IncrementalValidator {
     if (typeof given !== 'string') return validateStructure(given, aux, paths);
     let config = given;
     this.#processed = 0;
+    this.#observed = undefined;
     this.#observeMaps(aux);
     this.#mapEntries.begin();
     this.#parsedMaps.begin();
@@ -178,6 +191,8 @@ export class IncrementalValidator {
     } finally {
       this.#mapEntries.end();
       this.#parsedMaps.end();
+      // Its own windows hold the previous texts: they are not kept past the call.
+      if (this.#ownsWindows) this.#windows.clear();
     }
   }
 
@@ -187,9 +202,15 @@ export class IncrementalValidator {
    */
   #observeMaps(aux: AuxiliaryFiles): void {
     if (aux === null || typeof aux !== 'object' || aux.maps === null || typeof aux.maps !== 'object') return;
-    for (const text of this.#maps.observe(aux.maps)) {
-      this.#parsedMaps.delete(text);
-      this.#mapEntries.delete(text);
+    // The auxiliary phase of a render observes the record the structure phase did: asking the
+    // windows again would compare each changed map's new text with itself, a full pass. Skipping
+    // is safe whatever the record holds now: every lookup of the map states is by text.
+    if (aux.maps === this.#observed) return;
+    this.#observed = aux.maps;
+    // Also from the caches the state does not share: a lookup of the new text, of the same
+    // length, would otherwise compare it with the old one over their common prefix.
+    for (const text of this.#maps.observe(aux.maps, this.#windows)) {
+      for (const cache of [this.#parsedMaps, this.#mapEntries, this.#mapIssues, this.#patternIssues]) cache.delete(text);
     }
   }
 
@@ -217,7 +238,7 @@ export class IncrementalValidator {
     placed.push({ file: CONFIG_FILE, offset: 0, lines });
     this.#fileLines.begin();
     try {
-      placed.push(...auxiliaryLongLines(aux, (text) => this.#fileLines.get(text, longLines)));
+      placed.push(...auxiliaryLongLines(aux, (text, file) => this.#fileLines.lines(file, text, this.#windows)));
     } finally {
       this.#fileLines.end();
     }
@@ -257,6 +278,7 @@ export class IncrementalValidator {
       });
     } finally {
       for (const cache of caches) cache.end();
+      if (this.#ownsWindows) this.#windows.clear();
     }
   }
 
@@ -335,47 +357,6 @@ export class IncrementalValidator {
     this.#layout = { config, chunks };
     return chunks;
   }
-}
-
-/**
- * Which chunks of the latest layout (of text `old`) are chunks of `config` as they stand: the
- * first `head` ones, which end at `headEnd` inside the common prefix of the two texts with a cut
- * after them in `config`, and those from `tail` on, which start inside the common suffix on a line
- * start of `config` (at `tailStart` there). A cut depends only on its own line, and the lines of
- * those chunks are the same in both texts, so cutting `config` afresh finds them again. Costs a
- * few native comparisons of the two texts, and a look at the chunks at the two ends.
- */
-function sharedEnds(old: string, config: string, previous: readonly PlacedChunk[]): { head: number; headEnd: number; tail: number; tailStart: number } | undefined {
-  if (previous.length === 0) return undefined;
-  const prefix = commonPrefix(old, config);
-  const suffix = commonSuffix(old, config, Math.min(old.length, config.length) - prefix);
-  let head = 0;
-  let headEnd = 0;
-  while (head < previous.length) {
-    const text = (previous[head] as PlacedChunk).record.text;
-    const end = headEnd + text.length;
-    if (end > prefix) break;
-    // The next line is the same in both texts when it ends inside the prefix; else look at it.
-    const next = previous[head + 1]?.record.headLength;
-    const same = next !== undefined && end + next < prefix;
-    if (!same && !(end === config.length || (text.charCodeAt(text.length - 1) === 10 && cutsAt(config, end)))) break;
-    headEnd = end;
-    head++;
-  }
-  const shift = config.length - old.length;
-  const common = old.length - suffix;
-  let tail = previous.length;
-  let start = old.length;
-  while (tail > head) {
-    const at = start - (previous[tail - 1] as PlacedChunk).record.text.length;
-    if (at < common || at + shift < headEnd) break;
-    if (at + shift > 0 && config.charCodeAt(at + shift - 1) !== 10) break;
-    // The first chunk may hold text before any section: it is a chunk only at the very start.
-    if (at === 0 && shift !== 0) break;
-    start = at;
-    tail--;
-  }
-  return { head, headEnd, tail, tailStart: tail < previous.length ? start + shift : -1 };
 }
 
 /** What the structure replay reads of the files and directories: which files exist, by kind. Undefined for files that are not plain records. */

@@ -1,9 +1,9 @@
 // Map files read again by their changed lines only. Between two renders a map usually differs
 // by a line or two (a path of one Ingress), yet reading it whole (its entries, their distinct
 // values, the repeated-key check) costs a pass over every entry. MapDeltas keeps, per map file,
-// its last text and what was read from it, finds the lines that differ from the new text (the
-// common prefix and suffix, compared natively, cut at line starts), reads those lines alone and
-// splices them in. Map reading is line by line with no state across lines (map-file.ts), so the
+// its last text and what was read from it, takes the lines that differ from the new text (the
+// render's ChangedWindows, found once for every reader of the render), reads those lines alone
+// and splices them in. Map reading is line by line with no state across lines (map-file.ts), so the
 // splice is exactly what reading the whole new text gives; the issues (no value, repeated key)
 // are derived incrementally only while the map has none, and read whole otherwise.
 // A splice edits the state's own arrays in place (a changed line of a 20,000-entry map must not
@@ -11,7 +11,7 @@
 // out for that text (its parsed map and entries share the arrays) is stale. `observe` returns
 // those texts, and the caller drops whatever it cached for them.
 import { mapEntriesWithValues, mapIssuesFrom, parseMapText, type LineIssue, type MapEntries, type ParsedMap } from '../auxiliary/map-file.js';
-import { changedLines } from '../../render/text-window.js';
+import type { ChangedWindows, LineWindow } from '../../render/changed-windows.js';
 import { detachString } from './chunk-index.js';
 
 /** A parsed map whose arrays belong to one state alone (a splice edits them in place). */
@@ -54,7 +54,7 @@ export class MapDeltas {
    * texts whose state a splice edited in place: anything derived from their parsed map or
    * entries and kept by the caller no longer describes them and must be dropped.
    */
-  observe(maps: Readonly<Record<string, string>>): readonly string[] {
+  observe(maps: Readonly<Record<string, string>>, windows: ChangedWindows): readonly string[] {
     const byName = new Map<string, MapState>();
     const byText = new Map<string, MapState>();
     const retired: string[] = [];
@@ -62,11 +62,13 @@ export class MapDeltas {
       for (const [name, text] of Object.entries(maps)) {
         if (typeof text !== 'string') continue;
         const before = this.#byName.get(name);
-        let state = before !== undefined && before.text === text ? before : undefined;
-        if (state === undefined && before !== undefined) {
+        // The window says whether the text changed: no separate comparison of the two texts.
+        const cut = before === undefined ? undefined : windows.lines(`maps/${name}`, before.text, text);
+        let state = before !== undefined && cut === undefined ? before : undefined;
+        if (before !== undefined && cut !== undefined) {
           // Retired before the splice starts editing: a splice that fails half way has edited it too.
           retired.push(before.text);
-          state = this.#spliceOf(before, text);
+          state = this.#spliceOf(before, text, cut);
         }
         state ??= wholeState(text);
         byName.set(name, state);
@@ -102,13 +104,12 @@ export class MapDeltas {
     return state.clean === undefined ? mapIssuesFrom(state.parsed, false) : [];
   }
 
-  /** The state of `text` from `before` and the lines that differ, or undefined to read it whole. */
-  #spliceOf(before: MapState, text: string): MapState | undefined {
+  /** The state of `text` from `before` and the lines that differ (`cut`), or undefined to read it whole. */
+  #spliceOf(before: MapState, text: string, cut: LineWindow): MapState | undefined {
     const clean = before.clean;
     if (clean === undefined) return undefined;
     const old = before.text;
-    const cut = changedLines(old, text);
-    if (cut === undefined || cut.oldEnd - cut.start + (cut.newEnd - cut.start) > WHOLE_SHARE * (old.length + text.length)) return undefined;
+    if (cut.oldEnd - cut.start + (cut.newEnd - cut.start) > WHOLE_SHARE * (old.length + text.length)) return undefined;
     const { parsed, starts } = before;
     const first = firstAtOrAfter(starts, cut.start);
     const next = firstAtOrAfter(starts, cut.oldEnd);
