@@ -8,7 +8,7 @@
 // 100 ms, so the floor changes seldom). Every slot counts, disabled ones too: a slot is enabled
 // through the Runtime API without a reload, and checked from then on.
 import type { Backend } from './model.js';
-import { recordReplacements } from '../store/list-replacements.js';
+import { recordReplacements, replacedPositions } from '../store/list-replacements.js';
 
 /** Checks a second all backends together may ask for at their shortest intervals. */
 export const CHECKS_PER_SECOND = 20_000;
@@ -42,15 +42,11 @@ export class CheckBudget {
     // what it gave the last time).
     if (last !== undefined && backends.length === this.#input.length && backends.length === last.length) {
       const input = this.#input;
-      const changed: number[] = [];
+      // The places replaced since the last list when that is recorded (rate-limit-tables.ts),
+      // else every place where the two differ.
+      const changed = replacedPositions(backends, input);
       let slots = this.#slots;
-      for (let i = 0; i < backends.length; i++) {
-        const backend = backends[i] as Backend;
-        const before = input[i] as Backend;
-        if (backend === before) continue;
-        changed.push(i);
-        slots += checkedSlotsOf(backend) - checkedSlotsOf(before);
-      }
+      for (const i of changed) slots += checkedSlotsOf(backends[i] as Backend) - checkedSlotsOf(input[i] as Backend);
       this.#input = backends;
       this.#slots = slots;
       if (intervalFloor(slots) === this.#floor) {

@@ -6,6 +6,7 @@
 // backends, each table gets an equal share (a halving step of 100,000, so a share changes
 // seldom, and never under MIN_TABLE_SIZE). A full table drops its oldest entries, as HAProxy does.
 import type { Backend } from './model.js';
+import { recordReplacements, replacedPositions } from '../store/list-replacements.js';
 
 /** Entries of all rate-limit tables together (about 200 MB). */
 export const RATE_LIMIT_ENTRIES = 1_000_000;
@@ -66,13 +67,14 @@ export class RateLimitTables {
     const input = this.#input;
     const last = this.#last;
     if (input === undefined || last === undefined || input.length !== backends.length || last.length !== backends.length) return undefined;
-    const at: number[] = [];
+    // The places replaced since the last list when that is recorded (backend-order.ts), else
+    // every place where the two differ.
+    const at = replacedPositions(backends, input, CHANGED_SHARE * backends.length + 2);
+    if (at.length > CHANGED_SHARE * backends.length + 2) return undefined;
     let count = this.#count;
-    for (let i = 0; i < backends.length; i++) {
+    for (const i of at) {
       const now = backends[i] as Backend;
       const before = input[i] as Backend;
-      if (now === before) continue;
-      if (at.push(i) > CHANGED_SHARE * backends.length + 2) return undefined;
       count += (now.ingressOptions.rateLimit === undefined ? 0 : 1) - (before.ingressOptions.rateLimit === undefined ? 0 : 1);
     }
     const size = tableSize(count);
@@ -87,6 +89,8 @@ export class RateLimitTables {
     this.#input = backends;
     this.#count = count;
     if (out === undefined) return last;
+    // The check budget then visits these places alone.
+    recordReplacements(out, last, at);
     this.#last = out;
     return out;
   }

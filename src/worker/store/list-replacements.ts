@@ -33,6 +33,20 @@ export function replacedSince<T>(list: readonly T[], previous: readonly T[]): re
 }
 
 /**
+ * The positions (ascending) where `list` and `previous` (of one length) hold other items: none
+ * when they are one list, the recorded ones when `list` was recorded as made from `previous`,
+ * else found by comparing every position, stopping once more than `limit` are found.
+ */
+export function replacedPositions<T>(list: readonly T[], previous: readonly T[], limit = Infinity): readonly number[] {
+  if (list === previous) return [];
+  const known = replacedSince(list, previous);
+  if (known !== undefined) return known;
+  const at: number[] = [];
+  for (let i = 0; i < list.length; i++) if (list[i] !== previous[i] && at.push(i) > limit) break;
+  return at;
+}
+
+/**
  * Whether `list` is `previous` itself, or was recorded as made from it with a few items replaced,
  * none of them counting (`idle`) before or after: then the items that count are the very items
  * of `previous`, in the same order.

@@ -5,6 +5,7 @@
 // block's place for that key. The endpoint lane (render/endpoint-lane.ts) uses it to re-render
 // one backend's section without rendering the rest of the config.
 import { endsOf, splicedEnds } from './end-offsets.js';
+import { replacedSince } from '../store/list-replacements.js';
 
 /** A memo block's compiled body: its text for a key, with the data frame the helper gives it. */
 export type MemoBlock = (key: unknown, options: { data: unknown }) => string;
@@ -100,10 +101,18 @@ export function spliced(last: LastList, list: readonly unknown[], element: (valu
   const before = last.list;
   const n = list.length;
   const m = before.length;
+  // The elements kept at the start and at the end: up to the first and after the last replaced
+  // position when the list records them (list-replacements.ts), else found element by element.
+  const replaced = replacedSince(list, before);
   let prefix = 0;
-  while (prefix < n && prefix < m && list[prefix] === before[prefix]) prefix++;
   let suffix = 0;
-  while (suffix < n - prefix && suffix < m - prefix && list[n - 1 - suffix] === before[m - 1 - suffix]) suffix++;
+  if (replaced !== undefined) {
+    prefix = replaced.length === 0 ? n : (replaced[0] as number);
+    suffix = replaced.length === 0 ? 0 : n - 1 - (replaced[replaced.length - 1] as number);
+  } else {
+    while (prefix < n && prefix < m && list[prefix] === before[prefix]) prefix++;
+    while (suffix < n - prefix && suffix < m - prefix && list[n - 1 - suffix] === before[m - 1 - suffix]) suffix++;
+  }
   const added = n - prefix - suffix;
   const removed = m - prefix - suffix;
   if (added + removed > SPLICE_SHARE * Math.max(n, m) + 2) return undefined;

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { endsOf, splicedEnds } from '../../../src/worker/templates/end-offsets.js';
 import { MemoCache, spliced, type LastList } from '../../../src/worker/templates/memo-cache.js';
+import { recordReplacements } from '../../../src/worker/store/list-replacements.js';
 
 interface Element {
   readonly text: string;
@@ -63,6 +64,39 @@ describe('a keyed loop spliced from its latest text', () => {
           expect(cache.keyedText('m#0', list, textOf)).toBe(joined(list).text);
         }
       }),
+    );
+  });
+});
+
+/** A replacement in place: the elements at `at` (shares of the length) replaced by `items`. */
+const replacement = fc.record({ at: fc.array(fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), { maxLength: 4 }), items: fc.array(line, { minLength: 4, maxLength: 4 }), recorded: fc.boolean() });
+
+describe('a keyed loop over a list recorded as replaced in places', () => {
+  it('gives the text and element ends a join of the whole list gives, after any sequence of replacements', () => {
+    fc.assert(
+      fc.property(fc.array(line, { minLength: 1, maxLength: 40 }), fc.array(replacement, { minLength: 1, maxLength: 12 }), (start, replacements) => {
+        let list = start;
+        const first = joined(list);
+        let last: LastList = { list, text: first.text, ends: endsOf(list.map((e) => e.text.length)) };
+        for (const { at, items, recorded } of replacements) {
+          const positions = at.map((share) => Math.floor(share * list.length));
+          const next = list.slice();
+          positions.forEach((i, k) => (next[i] = items[k] as Element));
+          // Recorded or not, and with positions where nothing is replaced (the record leaves them out).
+          recordReplacements(next, list, recorded ? positions : undefined);
+          list = next;
+          const out = spliced(last, list, textOf);
+          const expected = joined(list);
+          if (out === undefined) {
+            last = { list, text: expected.text, ends: endsOf(list.map((e) => e.text.length)) };
+            continue;
+          }
+          expect(out.text).toBe(expected.text);
+          expect(Array.from(out.ends)).toEqual(expected.ends);
+          last = out;
+        }
+      }),
+      { numRuns: 300, seed: 17 },
     );
   });
 });
