@@ -3,6 +3,7 @@
 // When the entries are the last build's with a few replaced (list-replacements.ts, the quick
 // walk's record), only those positions are looked at again; otherwise every entry is.
 import { replacedSince } from '../store/list-replacements.js';
+import { lowerBound } from '../store/sorted-search.js';
 
 interface Logged {
   readonly log: readonly unknown[];
@@ -24,7 +25,7 @@ export class LoggedEntries<E extends Logged> {
       // A new array: the last one was handed out.
       const at = this.#at.slice();
       for (const i of replaced) {
-        const index = lowerBound(at, i);
+        const index = lowerBound(at, i, byValue);
         const listed = at[index] === i;
         const logged = (entries[i] as E).log.length > 0;
         if (listed && !logged) at.splice(index, 1);
@@ -37,13 +38,4 @@ export class LoggedEntries<E extends Logged> {
   }
 }
 
-function lowerBound(list: readonly number[], value: number): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((list[mid] as number) < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+const byValue = (item: number, value: number): number => item - value;
