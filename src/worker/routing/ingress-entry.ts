@@ -91,12 +91,24 @@ export function computeEntry(
     );
     // It keeps its claim on its hosts, as a rejected Ingress does (held-claims.ts).
     const held = heldOn(routes.map((route) => route.host), routeClaimant);
-    return { key, ingress, claimant, backends: [], slotsFrom: [], routes: held, outputBytes: heldBytes(held), defaultBackend: undefined, tls: [], log: reads.log, deps: reads.deps, seen: 0 };
+    return { key, ingress, claimant, backends: NONE, slotsFrom: NONE, routes: held, outputBytes: heldBytes(held), defaultBackend: undefined, tls: NONE, log: exactCopy(reads.log), deps: reads.deps, seen: 0 };
   }
   const tls = tlsClaims(spec, reads, options, ns, owner, ingress.metadata.name);
   const outputBytes = size + tlsEstimate(tls);
   // Exact-size copies: an array grown by push keeps room for 17 items (152 bytes) however few it holds, and entries live as long as their Ingress.
-  return { key, ingress, claimant, backends: backends.slice(), slotsFrom: slotsFrom.slice(), routes: routes.slice(), outputBytes, defaultBackend, tls, log: reads.log, deps: reads.deps.slice(), seen: 0 };
+  return { key, ingress, claimant, backends: exactCopy(backends), slotsFrom: exactCopy(slotsFrom), routes: exactCopy(routes), outputBytes, defaultBackend, tls: exactCopy(tls), log: exactCopy(reads.log), deps: reads.deps.slice(), seen: 0 };
+}
+
+/**
+ * The one empty list every entry shares: most Ingresses have no TLS section and log nothing, and
+ * an empty array of their own costs 32 bytes each, for as long as the entry lives. Entries are
+ * never edited (their lists are read-only), so sharing it changes nothing they say.
+ */
+const NONE: readonly never[] = Object.freeze([]);
+
+/** `list` at its exact size, or the shared empty list. */
+function exactCopy<T>(list: readonly T[]): readonly T[] {
+  return list.length === 0 ? NONE : list.slice();
 }
 
 /** What computeEntry gathers for one Ingress while it walks its spec: the backends so far, and what a new one is made from. */

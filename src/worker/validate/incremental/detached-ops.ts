@@ -8,10 +8,19 @@ import { detachString } from './chunk-index.js';
 const SLICE_MIN = 13;
 
 /**
- * A deep copy of freshly recorded ops (plain data: objects, arrays, strings and scalars) whose
- * strings are copies of their own. Objects shared within the ops stay shared in the copy.
+ * The ops of every chunk that records none, shared: nearly every chunk records no usage op (a
+ * backend section names no map or file), and an empty list of its own costs 32 bytes a chunk,
+ * 10,000 chunks at 10,000 Ingresses. Recorded ops are only read, never edited.
  */
-export function detachedOps<T>(ops: readonly T[]): T[] {
+const NO_OPS: readonly never[] = Object.freeze([]);
+
+/**
+ * A deep copy of freshly recorded ops (plain data: objects, arrays, strings and scalars) whose
+ * strings are copies of their own. Objects shared within the ops stay shared in the copy. No ops
+ * give the shared empty list.
+ */
+export function detachedOps<T>(ops: readonly T[]): readonly T[] {
+  if (ops.length === 0) return NO_OPS;
   const copies = new Map<object, unknown>();
   return ops.map((op) => detached(op, copies) as T);
 }
