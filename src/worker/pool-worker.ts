@@ -10,7 +10,8 @@ import { MessageChannel, parentPort, threadId } from 'node:worker_threads';
 import { pino } from 'pino';
 import { exposeOn } from './channel/comlink-node.js';
 import { originChanges } from './render/origin-changes.js';
-import { changedLinesOf, renderAndValidate } from './render/renderer.js';
+import { changedLinesOf, renderAndValidate, viewsOf } from './render/renderer.js';
+import type { TextView } from './templates/text-rope.js';
 import { statusPatch } from './render/status-patch.js';
 import type { LineWindow } from './render/changed-windows.js';
 import { StoreReplica } from './store/store-replica.js';
@@ -250,7 +251,7 @@ function asLineEdits(outcome: RenderSuccess, received: RenderBaseline, from: str
         files.push(`${kind}/${name}`);
         continue;
       }
-      const edit = lineEdit(held, text, cut);
+      const edit = lineEdit(held, viewsOf(engine, `${kind}/${name}`, held, text).after, cut);
       if (edit !== undefined) saved = true;
       edits[`${kind}/${name}`] = [edit ?? { at: 0, remove: held.length, text }];
     }
@@ -263,7 +264,7 @@ function asLineEdits(outcome: RenderSuccess, received: RenderBaseline, from: str
 const EDIT_MIN_LENGTH = 4096;
 
 /** `after` as one edit of `before` (the lines that differ, `cut`), or undefined when most of it differs or it is small. */
-function lineEdit(before: string, after: string, cut: LineWindow): TextEdit | undefined {
+function lineEdit(before: string, after: TextView, cut: LineWindow): TextEdit | undefined {
   if (after.length < EDIT_MIN_LENGTH) return undefined;
   if (cut.oldEnd - cut.start + (cut.newEnd - cut.start) > (before.length + after.length) / 4) return undefined;
   return { at: cut.start, remove: cut.oldEnd - cut.start, text: after.slice(cut.start, cut.newEnd) };

@@ -72,8 +72,9 @@ function lineDigestIn(kept: ChecksumState | undefined, id: string, text: string)
   const digest = lineDigestOf(kept.lineDigests, id);
   const previous = digest.text;
   if (previous === undefined || kept.windows === undefined) return digest.digest(text);
-  const cut = kept.windows.lines(id, previous, text);
-  return digest.digest(text, cut === undefined ? undefined : { prefix: cut.start, suffix: previous.length - cut.oldEnd });
+  const { windows } = kept;
+  const cut = windows.lines(id, previous, text);
+  return digest.digest(text, cut === undefined ? undefined : { prefix: cut.start, suffix: previous.length - cut.oldEnd }, windows.views(id, previous, text));
 }
 
 export function lineDigestOf(kept: Map<string, ConfigDigest>, id: string): ConfigDigest {

@@ -16,6 +16,7 @@
 // `keyEnd`) built on first use per `digest`ed text. Back in `digest`, the rope is let go, with
 // the texts its blocks were cut from.
 import type { TextEdit } from '../protocol.js';
+import type { TextView } from '../templates/text-rope.js';
 import { BlockRope } from './block-rope.js';
 import { DigestGroups, GROUP } from './digest-groups.js';
 import { applyEdits, commonPrefix, commonSuffix, sortedEdits } from './text-window.js';
@@ -56,7 +57,7 @@ export class ConfigDigest {
    * them, the texts are not compared (that would walk the common prefix): the blocks between
    * them are hashed again, to the same digest should the texts be the same.
    */
-  digest(text: string, known?: { readonly prefix: number; readonly suffix: number }): string {
+  digest(text: string, known?: { readonly prefix: number; readonly suffix: number }, views?: { readonly before: TextView; readonly after: TextView }): string {
     const previous = this.#text;
     if (known === undefined && previous === text) return this.#hex;
     const keys = this.#keys;
@@ -66,7 +67,8 @@ export class ConfigDigest {
       const prefix = known?.prefix ?? commonPrefix(previous, text);
       const suffix = known?.suffix ?? commonSuffix(previous, text, Math.min(previous.length, text.length) - prefix);
       // The key index holds while every block keeps its place and key: a render that changed a few sections keeps it.
-      if (this.#update(previous, text, prefix, suffix)) this.#keys = keys;
+      // Views, when given, read the previous and new texts without flattening them (a spliced map's ropes).
+      if (this.#update(views?.before ?? previous, views?.after ?? text, prefix, suffix)) this.#keys = keys;
     }
     this.#text = text;
     this.#hex = this.#combined();
@@ -222,7 +224,7 @@ export class ConfigDigest {
   }
 
   /** `text` is the previous text but for [prefix, length - suffix). True when the blocks kept their number, and the re-split ones their keys. */
-  #update(previous: string, text: string, prefix: number, suffix: number): boolean {
+  #update(previous: TextView, text: TextView, prefix: number, suffix: number): boolean {
     const starts = this.#starts;
     const shift = text.length - previous.length;
     // The block holding the first change: every block before it ends inside the common prefix.
@@ -268,7 +270,7 @@ export class ConfigDigest {
   }
 
   /** The key of the block text[from, to). */
-  #keyIn(text: string, from: number, to: number): string {
+  #keyIn(text: TextView, from: number, to: number): string {
     const end = text.indexOf(this.#keyEnd, from);
     return text.slice(from, end < 0 || end > to ? to : end);
   }
@@ -278,7 +280,7 @@ export class ConfigDigest {
  * Blocks of text[from, to): their starts and digests. `stop(end)` is asked at each block end
  * (after a terminator); true ends the split there.
  */
-function split(text: string, from: number, to: number, terminator: string, stop: (end: number) => boolean): { starts: number[]; blocks: string[] } {
+function split(text: TextView, from: number, to: number, terminator: string, stop: (end: number) => boolean): { starts: number[]; blocks: string[] } {
   const starts: number[] = [];
   const blocks: string[] = [];
   let at = from;

@@ -16,13 +16,14 @@ import { escapeLogText, printable } from '../store/log-text.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, MAX_SERVER_SLOTS } from '../store/value-limits.js';
 import type { AuxiliaryFiles, OriginIndex, Rejection, RenderBaseline, RenderExclusions, RenderOutcome, RenderSuccess, TemplateSetSource } from '../protocol.js';
 import { ExclusionFilter } from '../store/render-exclusions.js';
-import { ChangedWindows } from './changed-windows.js';
+import { ChangedWindows, type TextViews } from './changed-windows.js';
 import { checksum, lineDigestOf, SLOTS_ID } from './checksum.js';
 import { ConfigDigest } from './config-digest.js';
 import { OriginIndexer, withSections } from './origin-index.js';
 import { endpointLane, type LaneRender } from './endpoint-lane.js';
 import { laneBase, storeAt, type LaneBase } from './lane-base.js';
 import { SliceServices } from './slice-services.js';
+import type { SplicedText } from '../templates/memo-cache.js';
 import { outputPaths, type RenderScope, type TemplateEngine } from '../templates/template-engine.js';
 import { formatIssue, IncrementalValidator, type ValidationIssue } from '../validate/validator.js';
 
@@ -79,6 +80,11 @@ function stateOf(engine: TemplateEngine): EngineState {
  */
 export function changedLinesOf(engine: TemplateEngine, id: string, before: string, after: string): ReturnType<ChangedWindows['lines']> {
   return stateOf(engine).windows.lines(id, before, after);
+}
+
+/** Views of file `id`'s texts, as asked of `changedLinesOf`, that read them without flattening them (changed-windows.ts). */
+export function viewsOf(engine: TemplateEngine, id: string, before: string, after: string): TextViews {
+  return stateOf(engine).windows.views(id, before, after);
 }
 
 export function renderAndValidate(engine: TemplateEngine, request: RenderRequest): RenderOutcome {
@@ -149,6 +155,7 @@ export function renderAndValidate(engine: TemplateEngine, request: RenderRequest
   } catch (error) {
     return { ok: false, phase: 'render', message: (error as Error).message, warnings, rejections: reader.rejections };
   }
+  state.windows.hint(fileSplices(scope, output.auxiliaryFiles));
   const rendered = performance.now();
   const tooLarge = outputSizeProblem(output.haproxyConfig, output.auxiliaryFiles, set.values.maxOutputBytes);
   if (tooLarge !== null) return { ok: false, phase: 'render', message: tooLarge, warnings, rejections };
@@ -236,6 +243,18 @@ function outputSizeProblem(config: string, aux: AuxiliaryFiles, configured: unkn
   for (const text of texts) bytes += Buffer.byteLength(text);
   if (bytes <= limit) return null;
   return `the rendered output is ${bytes} bytes (config and auxiliary files), over the limit of ${limit} bytes (values.maxOutputBytes)`;
+}
+
+/**
+ * The render's keyed-loop splices whose text is a whole auxiliary file (a map is one loop), for
+ * the changed-line lookups of those files. The others (loops inside the config or inside a larger
+ * file) are dropped at once: kept, they would hold their earlier texts until the next render.
+ */
+function fileSplices(scope: RenderScope, aux: AuxiliaryFiles): SplicedText[] {
+  const splices = scope.memo?.takeSplices() ?? [];
+  if (splices.length === 0) return splices;
+  const texts = (['maps', 'files', 'certificates'] as const).flatMap((kind) => Object.values(aux[kind]));
+  return splices.filter((splice) => texts.some((text) => text.length === splice.after.length && text === splice.after));
 }
 
 /** The store HTTPRoutes are read from, when the set declares it. */

@@ -10,6 +10,7 @@ import { domainOf, groupsOf, hostLabel, HostOwners, isWildcard, OwnershipGroup, 
 import type { RouteEntry, RouteTables, RoutingModel } from './model.js';
 import { findingOf, type Warn } from './findings.js';
 import { basePath, claimTables, comparatorOf, eachTable, routeClaims, TABLES, type TableName } from './route-table.js';
+import { recordKeptEnds } from '../store/list-replacements.js';
 import { lowerBound } from '../store/sorted-search.js';
 
 export type { RouteCandidate } from './host-owners.js';
@@ -272,6 +273,9 @@ export class RouteIndex {
     // touched key is visited once, so a table that changed at a key differs from the previous
     // one there: a copied table is a changed one, with no comparison of the two.
     const next = new Map<TableName, RouteEntry[]>();
+    // Per copied table, the entries at its ends no change reached (list-replacements.ts): a keyed
+    // loop over the table then finds what changed without comparing every entry.
+    const ends = new Map<TableName, { prefix: number; suffix: number }>();
     for (const { table, key } of touched.values()) {
       const list = next.get(table) ?? previous[table];
       const claimants = (this.#claims.get(table) as Map<string, Claimants>).get(key);
@@ -287,6 +291,14 @@ export class RouteIndex {
       if (claimant === undefined) copy.splice(at, 1);
       else if (!present) copy.splice(at, 0, { key, backend: claimant.backend });
       else copy[at] = { key, backend: claimant.backend };
+      // The entries after the one changed (or after `at`, for a removal) are kept ones, unless an earlier change reached them.
+      const kept = ends.get(table);
+      const suffix = copy.length - at - (claimant === undefined ? 0 : 1);
+      ends.set(table, { prefix: Math.min(kept?.prefix ?? at, at), suffix: Math.min(kept?.suffix ?? suffix, suffix) });
+    }
+    for (const [table, copy] of next) {
+      const kept = ends.get(table) as { prefix: number; suffix: number };
+      recordKeptEnds(copy, previous[table], kept.prefix, kept.suffix);
     }
     return eachTable((name) => next.get(name) ?? previous[name]);
   }

@@ -9,6 +9,15 @@
 /** Per list: the list it was made from and the positions (ascending) where the two differ. */
 const replacements = new WeakMap<readonly unknown[], { readonly previous: readonly unknown[]; readonly at: readonly number[] }>();
 
+/** Per list made by inserting, removing or replacing items anywhere: the list it was made from and how many items at each end it kept. */
+const keptEnds = new WeakMap<readonly unknown[], KeptEnds & { readonly previous: readonly unknown[] }>();
+
+/** A list's first `prefix` and last `suffix` items are those of the list it was made from (the same items, in the same order). */
+export interface KeptEnds {
+  readonly prefix: number;
+  readonly suffix: number;
+}
+
 /**
  * Records that `list` is `previous` with the items at `at` replaced, and at no other position
  * (`list` must not be modified afterwards). `at` may be unsorted, with repeats, and may hold
@@ -17,6 +26,7 @@ const replacements = new WeakMap<readonly unknown[], { readonly previous: readon
  */
 export function recordReplacements<T>(list: readonly T[], previous: readonly T[], at: readonly number[] | undefined): void {
   replacements.delete(previous);
+  keptEnds.delete(previous);
   if (at === undefined || list.length !== previous.length) return;
   const differing = [...new Set(at)].filter((i) => list[i] !== previous[i]).sort((a, b) => a - b);
   replacements.set(list, { previous, at: differing });
@@ -57,4 +67,31 @@ export function replacedOnlyIdle<T>(list: readonly T[], previous: readonly T[], 
   if (at === undefined) return false;
   for (const i of at) if (!idle(list[i] as T) || !idle(previous[i] as T)) return false;
   return true;
+}
+
+/**
+ * Records that `list` (not to be modified afterwards) is `previous` with items inserted, removed
+ * or replaced between its first `prefix` and last `suffix` items, which are the items of
+ * `previous` at its ends. Drops the record of the list `previous` was made from.
+ */
+export function recordKeptEnds<T>(list: readonly T[], previous: readonly T[], prefix: number, suffix: number): void {
+  replacements.delete(previous);
+  keptEnds.delete(previous);
+  const max = Math.min(list.length, previous.length);
+  if (!(Number.isInteger(prefix) && Number.isInteger(suffix) && prefix >= 0 && suffix >= 0 && prefix + suffix <= max)) return;
+  keptEnds.set(list, { previous, prefix, suffix });
+}
+
+/**
+ * How many items at the start and at the end `list` kept from `previous`, when `list` was
+ * recorded as made from it (by replacements or by kept ends); undefined when that is not known.
+ * The counts may be short of the longest (items put back as they were), never over it.
+ */
+export function keptEndsSince<T>(list: readonly T[], previous: readonly T[]): KeptEnds | undefined {
+  const ends = keptEnds.get(list);
+  if (ends !== undefined) return ends.previous === previous ? ends : undefined;
+  const at = replacedSince(list, previous);
+  if (at === undefined) return undefined;
+  const n = list.length;
+  return at.length === 0 ? { prefix: n, suffix: 0 } : { prefix: at[0] as number, suffix: n - 1 - (at[at.length - 1] as number) };
 }

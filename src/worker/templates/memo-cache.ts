@@ -5,7 +5,8 @@
 // block's place for that key. The endpoint lane (render/endpoint-lane.ts) uses it to re-render
 // one backend's section without rendering the rest of the config.
 import { endsOf, splicedEnds } from './end-offsets.js';
-import { replacedSince } from '../store/list-replacements.js';
+import { keptEndsSince } from '../store/list-replacements.js';
+import { TextRope, type TextView } from './text-rope.js';
 
 /** A memo block's compiled body: its text for a key, with the data frame the helper gives it. */
 export type MemoBlock = (key: unknown, options: { data: unknown }) => string;
@@ -23,6 +24,29 @@ export interface LastList {
   readonly list: readonly unknown[];
   readonly text: string;
   readonly ends: ArrayLike<number>;
+  /** A large text's chunks (text-rope.ts), whose `text` it is: a splice edits them, not a copy of the text. */
+  readonly rope?: TextRope | undefined;
+}
+
+/** A keyed loop's text this long or longer is kept as a rope. */
+export const ROPE_MIN = 262_144;
+
+/**
+ * A keyed loop's text spliced from its latest: the first `prefix` and last `suffix` characters of
+ * both are the same. The views read the texts (their ropes, for large ones) without flattening them.
+ */
+export interface SplicedText {
+  readonly before: string;
+  readonly after: string;
+  readonly prefix: number;
+  readonly suffix: number;
+  readonly beforeView: TextView;
+  readonly afterView: TextView;
+}
+
+/** A splice's new text, and how many characters at its start (`prefix`) and end (`suffix`) it kept from the latest. */
+interface Splice extends LastList {
+  readonly kept?: { readonly prefix: number; readonly suffix: number };
 }
 
 /** A keyed loop whose list differs from its latest in more than this share of elements renders every element. */
@@ -35,6 +59,20 @@ export class MemoCache {
   readonly #lists = new Map<string, LastList>();
   /** The compiled body of each block, recorded at its first run. */
   readonly #blocks = new Map<string, MemoBlock>();
+  /** The keyed loops that spliced a new text in the current render, by block ID. */
+  #splices = new Map<string, SplicedText>();
+
+  /** Called as a render starts: forgets the splices of the one before (and the texts they hold). */
+  beginRender(): void {
+    if (this.#splices.size > 0) this.#splices = new Map();
+  }
+
+  /** The texts keyed loops spliced in this render, with the ends each kept; forgotten once taken. */
+  takeSplices(): SplicedText[] {
+    const out = [...this.#splices.values()];
+    this.beginRender();
+    return out;
+  }
 
   /** The cached texts of block `id` (created empty on first use). */
   texts(id: string): WeakMap<object, string> {
@@ -57,11 +95,15 @@ export class MemoCache {
     if (last !== undefined && last.list === list) return last.text;
     // A splice edits the latest ends in place: cut short by a throw, the next text is joined whole.
     this.#lists.delete(id);
-    let out: LastList | undefined = last === undefined ? undefined : spliced(last, list, element);
+    let out: Splice | undefined = last === undefined ? undefined : spliced(last, list, element);
+    if (out?.kept !== undefined && last !== undefined) {
+      this.#splices.set(id, { before: last.text, after: out.text, ...out.kept, beforeView: last.rope ?? last.text, afterView: out.rope ?? out.text });
+    }
     if (out === undefined) {
       const parts = list.map(element);
       // join() builds one flat string.
-      out = { list, text: parts.join(''), ends: endsOf(parts.map((part) => part.length)) };
+      const text = parts.join('');
+      out = { list, text, ends: endsOf(parts.map((part) => part.length)), rope: text.length >= ROPE_MIN ? TextRope.of(text) : undefined };
       if (cached !== undefined) cutFrom(out, parts, cached);
     }
     this.#lists.set(id, out);
@@ -97,19 +139,16 @@ export class MemoCache {
  * otherwise. The new ends are those of `last` edited in place (end-offsets.ts): `last` is not
  * to be read again once a new text is given. Exported for its tests.
  */
-export function spliced(last: LastList, list: readonly unknown[], element: (value: unknown) => string): LastList | undefined {
+export function spliced(last: LastList, list: readonly unknown[], element: (value: unknown) => string): Splice | undefined {
   const before = last.list;
   const n = list.length;
   const m = before.length;
-  // The elements kept at the start and at the end: up to the first and after the last replaced
-  // position when the list records them (list-replacements.ts), else found element by element.
-  const replaced = replacedSince(list, before);
-  let prefix = 0;
-  let suffix = 0;
-  if (replaced !== undefined) {
-    prefix = replaced.length === 0 ? n : (replaced[0] as number);
-    suffix = replaced.length === 0 ? 0 : n - 1 - (replaced[replaced.length - 1] as number);
-  } else {
+  // The elements kept at the start and at the end: as the list records them (list-replacements.ts),
+  // else found element by element.
+  const kept = keptEndsSince(list, before);
+  let prefix = kept?.prefix ?? 0;
+  let suffix = kept?.suffix ?? 0;
+  if (kept === undefined) {
     while (prefix < n && prefix < m && list[prefix] === before[prefix]) prefix++;
     while (suffix < n - prefix && suffix < m - prefix && list[n - 1 - suffix] === before[m - 1 - suffix]) suffix++;
   }
@@ -129,21 +168,28 @@ export function spliced(last: LastList, list: readonly unknown[], element: (valu
   const shift = at - oldEnd;
   // The same text as the latest, known from the pieces: the latest's very string, so that every
   // later reader (validator, checksum, diff) compares it by identity, not character by character.
-  if (shift === 0 && added === removed && sameTexts(last, prefix, parts)) return { list, text: last.text, ends: last.ends };
+  const view: TextView = last.rope ?? last.text;
+  if (shift === 0 && added === removed && sameTexts(view, last.ends, prefix, parts)) return { list, text: last.text, ends: last.ends, rope: last.rope };
   const ends = splicedEnds(last.ends, prefix, removed, midEnds, shift);
+  const keptText = { prefix: start, suffix: last.text.length - oldEnd };
+  if (last.rope !== undefined) {
+    // The chunks around the change are made again, the rest shared: no copy of the whole text.
+    const rope = last.rope.splice(start, oldEnd, parts.join(''));
+    return { list, text: rope.text, ends, rope, kept: keptText };
+  }
   const text = last.text.slice(0, start) + parts.join('') + last.text.slice(oldEnd);
   // One flat string, as join() gives: whoever reads it next reads it whole.
   void Number(text);
-  return { list, text, ends };
+  return { list, text, ends, rope: text.length >= ROPE_MIN ? TextRope.of(text) : undefined, kept: keptText };
 }
 
-/** Whether `parts` are the texts `last` has for its elements from `from` on (as many as `parts`), compared one by one. */
-function sameTexts(last: LastList, from: number, parts: readonly string[]): boolean {
+/** Whether `parts` are the texts the latest text (`view`, element `ends`) has for its elements from `from` on (as many as `parts`), compared one by one. */
+function sameTexts(view: TextView, ends: ArrayLike<number>, from: number, parts: readonly string[]): boolean {
   for (let i = 0; i < parts.length; i++) {
-    const start = from + i === 0 ? 0 : (last.ends[from + i - 1] as number);
-    const end = last.ends[from + i] as number;
+    const start = from + i === 0 ? 0 : (ends[from + i - 1] as number);
+    const end = ends[from + i] as number;
     const part = parts[i] as string;
-    if (part.length !== end - start || last.text.slice(start, end) !== part) return false;
+    if (part.length !== end - start || view.slice(start, end) !== part) return false;
   }
   return true;
 }

@@ -181,6 +181,7 @@ export class TemplateEngine {
   render(set: TemplateSetSource, scope: RenderScope, storeVersion: number): RenderedOutput {
     const compiled = this.compile(set);
     scope.memo = compiled.memo;
+    compiled.memo.beginRender();
     scope.memoDepth = 0;
     scope.templateReads = new Set();
     const context = {

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { RouteTables } from '../../../src/worker/routing/model.js';
 import { RouteIndex, routeTables, type RouteCandidate } from '../../../src/worker/routing/route-index.js';
+import { keptEndsSince } from '../../../src/worker/store/list-replacements.js';
 
 const TABLES = ['hostExact', 'hostPrefix', 'hostRegex', 'pathExact', 'pathPrefix'] as const;
 
@@ -23,6 +24,7 @@ const copyOf = (tables: RouteTables): Record<string, unknown[]> => Object.fromEn
 
 describe('route tables kept between builds', () => {
   it('are the previous arrays exactly when their entries are unchanged, and leave the previous arrays as they were', () => {
+    let keptSeen = 0;
     fc.assert(
       fc.property(fc.array(step, { maxLength: 30 }), (steps) => {
         const index = new RouteIndex();
@@ -54,10 +56,22 @@ describe('route tables kept between builds', () => {
           for (const name of TABLES) {
             const same = JSON.stringify(snapshot[name]) === JSON.stringify(fresh[name]);
             expect(tables[name] === before[name], name).toBe(same);
+            // A changed table says which entries at its ends are the previous table's very entries.
+            const kept = tables[name] === before[name] ? undefined : keptEndsSince(tables[name], before[name]);
+            if (kept !== undefined) {
+              const now = tables[name];
+              const was = before[name];
+              expect(kept.prefix + kept.suffix, name).toBeLessThanOrEqual(Math.min(now.length, was.length));
+              for (let i = 0; i < kept.prefix; i++) expect(now[i], name).toBe(was[i]);
+              for (let i = 1; i <= kept.suffix; i++) expect(now[now.length - i], name).toBe(was[was.length - i]);
+              keptSeen++;
+            }
           }
         }
       }),
       { numRuns: 300 },
     );
+    // The kept ends were recorded (and checked) for changed tables, not skipped.
+    expect(keptSeen).toBeGreaterThan(100);
   });
 });

@@ -6,7 +6,8 @@
 // outside them the same): the long lines before the window keep their numbers, those after it
 // move by the lines the window gained or lost, and the window's own are found by the scan. That
 // is exactly the scan of the whole new text, since a line is long or not by itself alone.
-import type { ChangedWindows } from '../../render/changed-windows.js';
+import type { ChangedWindows, TextViews } from '../../render/changed-windows.js';
+import type { TextView } from '../../templates/text-rope.js';
 import { longLines, type LongLine } from '../line-limits.js';
 
 /** What the scan found in one text: its long lines and where each starts. */
@@ -47,7 +48,7 @@ export class LongLineDeltas {
     if (before === undefined) scan = wholeScan(text);
     else {
       const cut = windows.lines(id, before.text, text);
-      const edited = cut === undefined ? before : spliced(before, text, cut);
+      const edited = cut === undefined ? before : spliced(before, text, cut, windows.views(id, before.text, text));
       if (edited !== undefined && edited !== before) this.#spliced++;
       scan = edited ?? wholeScan(text);
     }
@@ -63,11 +64,13 @@ function wholeScan(text: string): Scan {
 }
 
 /** The scan of `text` from the scan of the text it changed from, or undefined to scan it whole. */
-function spliced(before: Scan, text: string, cut: { readonly start: number; readonly oldEnd: number; readonly newEnd: number }): Scan | undefined {
-  const old = before.text;
+function spliced(before: Scan, text: string, cut: { readonly start: number; readonly oldEnd: number; readonly newEnd: number }, views: TextViews): Scan | undefined {
+  // Read through the render's views: a spliced map is never flattened here.
+  const old = views.before;
+  const view = views.after;
   if (cut.oldEnd - cut.start + (cut.newEnd - cut.start) > WHOLE_SHARE * (old.length + text.length)) return undefined;
   const midStarts: number[] = [];
-  const mid = longLines(text.slice(cut.start, cut.newEnd), midStarts);
+  const mid = longLines(view.slice(cut.start, cut.newEnd), midStarts);
   const { lines, starts } = before;
   // The old long lines before the window, and from where those after it start.
   let first = 0;
@@ -80,7 +83,7 @@ function spliced(before: Scan, text: string, cut: { readonly start: number; read
   if (mid.length > 0) {
     // Lines before the window: counted from the last long line before it, whose number is known.
     const anchor = first > 0 ? { line: (lines[first - 1] as LongLine).line - 1, at: starts[first - 1] as number } : { line: 0, at: 0 };
-    const linesBefore = anchor.line + newlines(text, anchor.at, cut.start);
+    const linesBefore = anchor.line + newlines(view, anchor.at, cut.start);
     for (let i = 0; i < mid.length; i++) {
       const long = mid[i] as LongLine;
       outLines.push({ line: linesBefore + long.line, length: long.length });
@@ -88,7 +91,7 @@ function spliced(before: Scan, text: string, cut: { readonly start: number; read
     }
   }
   if (next < starts.length) {
-    const lineShift = newlines(text, cut.start, cut.newEnd) - newlines(old, cut.start, cut.oldEnd);
+    const lineShift = newlines(view, cut.start, cut.newEnd) - newlines(old, cut.start, cut.oldEnd);
     const charShift = text.length - old.length;
     for (let i = next; i < starts.length; i++) {
       const long = lines[i] as LongLine;
@@ -100,7 +103,7 @@ function spliced(before: Scan, text: string, cut: { readonly start: number; read
 }
 
 /** Newlines in text[from, to). */
-function newlines(text: string, from: number, to: number): number {
+function newlines(text: TextView, from: number, to: number): number {
   let count = 0;
   for (let at = text.indexOf('\n', from); at >= 0 && at < to; at = text.indexOf('\n', at + 1)) count++;
   return count;

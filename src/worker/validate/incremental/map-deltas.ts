@@ -11,7 +11,8 @@
 // out for that text (its parsed map and entries share the arrays) is stale. `observe` returns
 // those texts, and the caller drops whatever it cached for them.
 import { mapEntriesWithValues, mapIssuesFrom, parseMapText, type LineIssue, type MapEntries, type ParsedMap } from '../auxiliary/map-file.js';
-import type { ChangedWindows, LineWindow } from '../../render/changed-windows.js';
+import type { ChangedWindows, LineWindow, TextViews } from '../../render/changed-windows.js';
+import type { TextView } from '../../templates/text-rope.js';
 import { detachString } from './chunk-index.js';
 
 /** A parsed map whose arrays belong to one state alone (a splice edits them in place). */
@@ -68,7 +69,7 @@ export class MapDeltas {
         if (before !== undefined && cut !== undefined) {
           // Retired before the splice starts editing: a splice that fails half way has edited it too.
           retired.push(before.text);
-          state = this.#spliceOf(before, text, cut);
+          state = this.#spliceOf(before, text, cut, windows.views(`maps/${name}`, before.text, text));
         }
         state ??= wholeState(text);
         byName.set(name, state);
@@ -104,16 +105,16 @@ export class MapDeltas {
     return state.clean === undefined ? mapIssuesFrom(state.parsed, false) : [];
   }
 
-  /** The state of `text` from `before` and the lines that differ (`cut`), or undefined to read it whole. */
-  #spliceOf(before: MapState, text: string, cut: LineWindow): MapState | undefined {
+  /** The state of `text` from `before` and the lines that differ (`cut`), or undefined to read it whole. Both texts are read through `windows`' views. */
+  #spliceOf(before: MapState, text: string, cut: LineWindow, views: TextViews): MapState | undefined {
     const clean = before.clean;
     if (clean === undefined) return undefined;
-    const old = before.text;
+    const old = views.before;
     if (cut.oldEnd - cut.start + (cut.newEnd - cut.start) > WHOLE_SHARE * (old.length + text.length)) return undefined;
     const { parsed, starts } = before;
     const first = firstAtOrAfter(starts, cut.start);
     const next = firstAtOrAfter(starts, cut.oldEnd);
-    const middle = text.slice(cut.start, cut.newEnd);
+    const middle = views.after.slice(cut.start, cut.newEnd);
     const midStarts: number[] = [];
     const mid = parseMapText(middle, midStarts);
     // Detached: an entry (and the key set, which outlives this text) must not pin this render's whole map text.
@@ -227,7 +228,7 @@ function firstAtOrAfter(list: readonly number[], at: number): number {
   return lo;
 }
 
-function newlines(text: string, from: number, to: number): number {
+function newlines(text: TextView, from: number, to: number): number {
   let count = 0;
   for (let at = text.indexOf('\n', from); at >= 0 && at < to; at = text.indexOf('\n', at + 1)) count++;
   return count;
