@@ -13,9 +13,9 @@ export const CHAR_BACKSLASH = 92;
 
 /** Fills `out` with the words of `line`; returns an error message, or null. */
 export function tokenizeLine(line: string, out: string[]): string | null {
+  if (!NOT_PLAIN.test(line)) return spaceSeparated(line, out);
   out.length = 0;
   const len = line.length;
-  if (!NOT_PLAIN.test(line)) return spaceSeparated(line, out);
   // Lines with tabs, CRs or a comment: words still sliced straight from the line. The first
   // quote or backslash sends the whole line to the character-by-character path below.
   let i = 0;
@@ -86,18 +86,25 @@ export function tokenizeLine(line: string, out: string[]): string | null {
 /** A character that makes a line more than words between spaces: a quote, backslash, comment, tab or CR. */
 const NOT_PLAIN = /["'\\#\t\r]/;
 
-/** The words of a line that holds none of NOT_PLAIN's characters: the runs between spaces. */
+/**
+ * The words of a line that holds none of NOT_PLAIN's characters: the runs between spaces. They
+ * overwrite the list's entries and the length is set once at the end: emptying the list first
+ * (length 0) would drop its storage, and the pushes would allocate it again for every line.
+ */
 function spaceSeparated(line: string, out: string[]): null {
   const len = line.length;
+  let count = 0;
   let i = 0;
   for (;;) {
     while (i < len && line.charCodeAt(i) === CHAR_SPACE) i++;
-    if (i >= len) return null;
+    if (i >= len) break;
     let end = line.indexOf(' ', i);
     if (end < 0) end = len;
-    out.push(line.slice(i, end));
+    out[count++] = line.slice(i, end);
     i = end;
   }
+  if (out.length !== count) out.length = count;
+  return null;
 }
 
 export function isHex(c: number): boolean {

@@ -43,7 +43,7 @@ describe('tokenizer on lines without quotes or backslashes', () => {
   });
 
   it('reuses the list it is given, holding only the words of the last line', () => {
-    const out = ['left', 'over', 'words'];
+    const out = ['left', 'over', 'words', 'from', 'before'];
     expect(tokenizeLine('  server srv1 10.0.0.1:80  ', out)).toBeNull();
     expect(out).toEqual(['server', 'srv1', '10.0.0.1:80']);
     expect(tokenizeLine('   ', out)).toBeNull();
