@@ -176,17 +176,6 @@ export class TemplateEngine {
       },
       0,
     );
-    // Handlebars compiles a template at its first call. A snippet the empty render did not call
-    // (the default set's `backend`, called once per backend) is called here on nothing, outside
-    // any render, so that the first real render does not compile it. Its helpers throw without
-    // a render's scope, which is after the compile; what it returns is dropped.
-    for (const snippet of Object.values(this.compile(set).snippets)) {
-      try {
-        snippet(undefined, { data: {} });
-      } catch {
-        // Compiled all the same.
-      }
-    }
   }
 
   /** Renders the config and every auxiliary file; throws TemplateError naming the template. */
