@@ -166,7 +166,7 @@ const SERVER_OVERHEAD = 20;
  * map lines (a Prefix path has two; a wildcard key escapes up to every character).
  */
 function outputEstimate(backends: readonly Backend[], ingressOptions: IngressOptions, routes: readonly RouteCandidate[]): number {
-  const shared = JSON.stringify(ingressOptions).length;
+  const shared = jsonLength(ingressOptions);
   let bytes = 0;
   for (const backend of backends) {
     bytes += BACKEND_OVERHEAD + 4 * backend.name.length + shared + jsonLength(backend.options);
@@ -176,7 +176,11 @@ function outputEstimate(backends: readonly Backend[], ingressOptions: IngressOpt
   return bytes;
 }
 
-/** The JSON length of backend options, which the model never changes once made: most backends share the default options. */
+/**
+ * The JSON length of backend or Ingress options, which the model never changes once made (they
+ * are frozen): most backends share the default options, and most Ingresses the default Ingress
+ * options, so each is measured once.
+ */
 const jsonLengths = new WeakMap<object, number>();
 
 function jsonLength(options: object): number {

@@ -15,6 +15,7 @@ import { MemoCache } from './memo-cache.js';
 import { registerMemoHelper } from './memo-helper.js';
 import { OutputPieces, piecePlaces } from './output-pieces.js';
 import { httpResourceContent } from './http-resource-helper.js';
+import { serverLines } from './server-lines-helper.js';
 import type { AuxiliaryFiles, KubeObject, OutputPaths, RenderBaseline, TemplateSetSource } from '../protocol.js';
 import type { Warn } from '../routing/findings.js';
 
@@ -386,6 +387,7 @@ function registerHelpers(hb: HandlebarsEnv): void {
     return '';
   });
   registerMemoHelper(hb, scopeOf);
+  hb.registerHelper('serverLines', (backend: unknown) => serverLines(backend));
   hb.registerHelper('warn', (...args: unknown[]) => {
     const { params, options } = split(args);
     unmemoizedScope(options, 'warn').warn(params.map(String).join(' '));

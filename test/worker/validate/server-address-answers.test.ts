@@ -1,5 +1,6 @@
-// The server address check keeps its answers per address: asked again, in any order and past
-// the bound of what it keeps, it gives what the check itself gives.
+// The server address check keeps the answer of the last address asked: asked again, back to
+// back or in any order, and over more distinct addresses than a map of answers would keep, it
+// gives what the check itself gives.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkServerAddress, serverAddressProblem } from '../../../src/worker/validate/structure/addresses.js';
