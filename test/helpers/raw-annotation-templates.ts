@@ -16,7 +16,7 @@ export const RAW_HEADER_ANNOTATION = 'test.haptic/set-header';
 export async function rawAnnotationTemplateSet(): Promise<string> {
   const base = await readFile(join(REPO_ROOT, 'templates', 'default.yaml'), 'utf8');
   // Store reads are not allowed inside memo blocks: the backends are rendered without them.
-  const memo = '  {{#memo backends}}\n  {{#each this}}\n\n  {{#memo this}}\n  {{> backend}}\n  {{/memo}}\n  {{/each}}\n  {{/memo}}\n';
+  const memo = '  {{#memoEach backends}}\n\n  {{> backend}}\n  {{/memoEach}}\n';
   if (!base.includes(memo)) throw new Error('templates/default.yaml no longer renders its backends as this helper expects');
   const withoutMemo = base.replace(memo, '  {{#each backends}}\n\n  {{> backend}}\n  {{/each}}\n');
   const header = '    backend {{b.name}}\n';

@@ -23,8 +23,8 @@ interface MemoOptions {
  * re-walking its pieces each time the whole output is read (validated, hashed, copied to the
  * main thread). Converting a string to a number is what makes V8 flatten it; the value is unused.
  * A block that holds memo blocks is not flattened: its pieces are their cached texts, flat
- * already, and a flat copy would hold all of them a second time (for the default set's
- * `{{#memo backends}}`, most of the config).
+ * already, and a flat copy would hold all of them a second time (for a
+ * `{{#memo backends}}` over memo blocks, most of the config).
  */
 function flatten(text: string): string {
   void Number(text);
