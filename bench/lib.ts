@@ -165,7 +165,7 @@ export function syntheticObjects(n: number): { store: string; object: KubeObject
  * Deterministic: app indices step through the cluster.
  */
 /** What a OneObjectChanger changes. */
-export type ChangedKind = 'endpointslice' | 'ingress' | 'httproute';
+export type ChangedKind = 'endpointslice' | 'ingress' | 'ingress-backend' | 'httproute';
 
 export class OneObjectChanger {
   /** Which kind of object each change touches. */
@@ -182,14 +182,26 @@ export class OneObjectChanger {
     this.kind = kind;
   }
 
-  /** An EndpointSlice: one endpoint moves. An Ingress or HTTPRoute: one of its paths changes (`/api/vN`). */
+  /**
+   * An EndpointSlice: one endpoint moves. An Ingress or HTTPRoute: one of its paths changes
+   * (`/api/vN`). `ingress-backend`: an Ingress's server timeout annotation changes, which edits
+   * its backend's section of the config (not only map lines).
+   */
   change(): void {
     const index = (this.#cursor = (this.#cursor + 7919) % this.apps);
     const generation = ++this.#generation;
     if (this.kind === 'ingress') this.stores.store('ingresses').upsert(this.cluster.ingress(index, generation));
+    else if (this.kind === 'ingress-backend') this.stores.store('ingresses').upsert(withServerTimeout(this.cluster.ingress(index, 1), generation));
     else if (this.kind === 'httproute') this.stores.store('httproutes').upsert(httpRouteOf(this.cluster, index, generation));
     else this.stores.store('endpointslices').upsert(this.cluster.endpointSlice(index, generation));
   }
+}
+
+/** `ingress` with a `haproxy.org/timeout-server` annotation that differs per generation, as a new version of it. */
+function withServerTimeout(ingress: KubeObject, generation: number): KubeObject {
+  const { metadata } = ingress;
+  const annotations = { ...(metadata.annotations ?? {}), 'haproxy.org/timeout-server': `${10 + (generation % 50)}s` };
+  return { ...ingress, metadata: { ...metadata, annotations, resourceVersion: `${String(metadata.resourceVersion ?? '1')}-t${generation}` } };
 }
 
 export function environment(): Row {
