@@ -146,9 +146,14 @@ function splice(engine: TemplateEngine, base: LaneBase, request: LaneRequest, ch
     const texts = memo.rerender(before, after, data);
     if (texts.length === 0) return undefined;
     for (const text of texts) {
-      const at = startOf(configText, config, text.before);
+      // A keyed loop's element may open with the blank line that ends the section before it:
+      // the edit starts after the newlines both texts open with, at the section's own first
+      // line, so that it stays inside the section's block (the digest then edits that block alone).
+      const lead = commonNewlines(text.before, text.after);
+      const old = text.before.slice(lead);
+      const at = startOf(configText, config, old);
       if (!text.id.startsWith('haproxyConfig#') || at < 0 || lineCount(text.before) !== lineCount(text.after)) return undefined;
-      configEdits.push({ at, remove: text.before.length, text: text.after });
+      configEdits.push({ at, remove: old.length, text: text.after.slice(lead) });
       bytes += Buffer.byteLength(text.after) - Buffer.byteLength(text.before);
     }
     if (slots !== undefined) {
@@ -174,6 +179,13 @@ function splice(engine: TemplateEngine, base: LaneBase, request: LaneRequest, ch
   if (configEdits.length > 0) edits['config'] = sortedEdits(configEdits);
   if (slotEdits.length > 0) edits[`files/${SERVER_SLOTS_FILE}`] = sortedEdits(slotEdits);
   return { haproxyConfig, auxiliaryFiles: { ...outcome.auxiliaryFiles, files }, edits, origins: outcome.origins, bytes };
+}
+
+/** How many newlines both `a` and `b` open with. */
+function commonNewlines(a: string, b: string): number {
+  let n = 0;
+  while (n < a.length && n < b.length && a.charCodeAt(n) === 10 && b.charCodeAt(n) === 10) n++;
+  return n;
 }
 
 /** UTF-8 bytes of an output: its config and every auxiliary file. */
