@@ -14,6 +14,7 @@ const SHARED_WORKER_RUNTIME = [
   'store/object-guard',
   'render/renderer',
   'render/text-window',
+  'render/sha256',
   'render/status-patch',
   'templates/template-engine',
   'channel/comlink-node',

@@ -19,6 +19,7 @@ const WITH_HELP: Readonly<Record<string, RegExp>> = {
   'bench:scale': /^Usage: npm run bench:scale -- \[options\] \[sizes\.\.\.\]/m,
   'bench:latency': /^Usage: npm run bench:latency -- \[options\] \[sizes\.\.\.\]/m,
   'bench:fleet': /^Usage: npm run bench:fleet -- \[options\] \[sizes\.\.\.\]/m,
+  'bench:agent-apply': /^Usage: npm run bench:agent-apply -- \[options\]$/m,
   'bench:gate': /^Usage: npm run bench:gate -- \[options\] \[sizes\.\.\.\]/m,
   'bench:live-heap': /^Usage: npm run bench:live-heap -- \[options\] \[seconds\]/m,
 };

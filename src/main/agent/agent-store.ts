@@ -5,11 +5,12 @@
 // by OutputDirectory, as the agent's HAProxy loads them); the state naming a render is saved only
 // after its files are in place, so `load` finds the last render fully written. `load` reads its
 // files back, and any file missing or unreadable makes the render unknown (a full sync).
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FILE_KINDS, recordPath, type FileKind } from './agent-protocol.js';
 import { FenceFile, highest, safeCount, type Fence } from './fence-file.js';
+import { sha256 as digestOf } from '../../worker/render/sha256.js';
 
 /** A render as the agent holds it: texts as written under its `--dir`, digests of the leader's texts. */
 export interface HeldRender {
@@ -32,7 +33,7 @@ const SOURCE_FILE = '.haptic-leader.cfg';
 const DIRS: Record<FileKind, string> = { maps: 'maps', files: 'files', certificates: 'certs' };
 
 export function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return digestOf(text, 'hex');
 }
 
 export class AgentStore {

@@ -200,8 +200,12 @@ export class Agent {
       this.#held.set(render, { render: candidate, hint: writeHintOf(request, previous, this.#configEdits.get(candidate)) });
       this.#files.queue(render);
     }
-    // Logged once the answer is out (the server writes it in this turn of the event loop), not in front of it.
-    setImmediate(() => this.#logger.info({ epoch: fence.epoch, sequence: fence.sequence, checksum: candidate.checksum, reload: false, applied }, 'applied'));
+    // At debug: one line per endpoint change per agent cost about 0.2 ms of its CPU at info (reloads and
+    // failures stay at info and above; the apply counters count every apply). Logged once the answer
+    // is out (the server writes it in this turn of the event loop), not in front of it.
+    if (this.#logger.isLevelEnabled('debug')) {
+      setImmediate(() => this.#logger.debug({ epoch: fence.epoch, sequence: fence.sequence, checksum: candidate.checksum, reload: false, applied }, 'applied'));
+    }
     return { status: 200, answer: { ok: true, applied, reloaded: false, state: this.state() } };
   }
 

@@ -1,8 +1,9 @@
 // Bearer-token check of the agent API. Both tokens are hashed first, so the comparison is constant
 // time whatever their lengths, and the expected token is never compared byte by byte. A refused
 // peer is logged once (by address, a bounded set), never with the token it sent.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { Logger } from 'pino';
+import { sha256 } from '../../worker/render/sha256.js';
 
 export class BearerAuth {
   readonly #expected: Buffer;
@@ -32,5 +33,5 @@ export class BearerAuth {
 }
 
 function digest(text: string): Buffer {
-  return createHash('sha256').update(text).digest();
+  return Buffer.from(sha256(text, 'binary'), 'latin1');
 }

@@ -15,9 +15,9 @@
 // the other slot, the fence before, holds); that machine's HAProxy lost its runtime state too, and
 // a successor leader's epoch is above any fence it lost. An fsync per apply would put a disk flush
 // into every endpoint change's latency.
-import { createHash } from 'node:crypto';
 import { closeSync, constants, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { sha256 } from '../../worker/render/sha256.js';
 
 export interface Fence {
   readonly epoch: number;
@@ -95,7 +95,7 @@ export class FenceFile {
 }
 
 function check(epoch: number, sequence: number): string {
-  return createHash('sha256').update(`fence ${epoch} ${sequence}`).digest('hex').slice(0, 16);
+  return sha256(`fence ${epoch} ${sequence}`, 'hex').slice(0, 16);
 }
 
 function parseSlot(bytes: Buffer): Fence | undefined {
