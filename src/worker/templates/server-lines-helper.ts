@@ -4,6 +4,8 @@
 // iteration frame, a block call and its program wrappers). One call per backend writes the same
 // text. It reads only the backend it is given, so it may be called inside a memo block.
 
+import { shown, truthy } from './handlebars-values.js';
+
 /** The backend fields the lines are written from (routing/model.ts's Backend). */
 interface SlotsOf {
   readonly servers?: readonly { readonly name?: unknown; readonly address?: unknown; readonly enabled?: unknown }[];
@@ -26,14 +28,4 @@ export function serverLines(backend: unknown): string {
     text += `  server ${name} ${shown(server.address)}${truthy(server.enabled) ? resolved : ' disabled'}${cookie ? ` cookie ${name}` : ''}\n`;
   }
   return text;
-}
-
-/** Handlebars' `#if`: false for what JavaScript holds false, and for an empty list. */
-function truthy(value: unknown): boolean {
-  return Boolean(value) && !(Array.isArray(value) && value.length === 0);
-}
-
-/** A value as `{{value}}` writes it with noEscape: nothing for undefined and null. */
-function shown(value: unknown): string {
-  return value === undefined || value === null ? '' : String(value);
 }

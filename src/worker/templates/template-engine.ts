@@ -15,7 +15,7 @@ import { MemoCache } from './memo-cache.js';
 import { registerMemoHelper } from './memo-helper.js';
 import { OutputPieces, piecePlaces } from './output-pieces.js';
 import { httpResourceContent } from './http-resource-helper.js';
-import { serverLines } from './server-lines-helper.js';
+import { BACKEND_LINE_HELPERS } from './backend-line-helpers.js';
 import type { AuxiliaryFiles, KubeObject, OutputPaths, RenderBaseline, TemplateSetSource } from '../protocol.js';
 import type { Warn } from '../routing/findings.js';
 
@@ -387,7 +387,7 @@ function registerHelpers(hb: HandlebarsEnv): void {
     return '';
   });
   registerMemoHelper(hb, scopeOf);
-  hb.registerHelper('serverLines', (backend: unknown) => serverLines(backend));
+  for (const [name, lines] of Object.entries(BACKEND_LINE_HELPERS)) hb.registerHelper(name, (backend: unknown) => lines(backend));
   hb.registerHelper('warn', (...args: unknown[]) => {
     const { params, options } = split(args);
     unmemoizedScope(options, 'warn').warn(params.map(String).join(' '));
