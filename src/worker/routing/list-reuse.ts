@@ -8,6 +8,11 @@ export class ListReuse<O, V> {
   readonly #compare: (a: O, b: O) => number;
   #objects: readonly O[] = [];
   #values: readonly V[] = [];
+  /**
+   * Whether #values is this object's alone (no caller holds it): then `rememberReplaced` edits
+   * it in place. Only a `remember` told so, or a copy made here, gives such an array.
+   */
+  #owned = false;
 
   /** `compare` orders the lists (any two objects of one list compare unequal). */
   constructor(compare: (a: O, b: O) => number) {
@@ -39,10 +44,32 @@ export class ListReuse<O, V> {
     return out;
   }
 
-  /** Remembers each object of `list` with the value at its position in `values`. */
-  remember(list: readonly O[], values: readonly V[]): void {
+  /**
+   * Remembers each object of `list` with the value at its position in `values`. `handOver`: the
+   * caller gives `values` up (it keeps no reference and hands it to no one), so a later
+   * `rememberReplaced` may edit it in place; otherwise `values` is never modified here.
+   */
+  remember(list: readonly O[], values: readonly V[], handOver = false): void {
     this.#objects = list;
     this.#values = values;
+    this.#owned = handOver;
+  }
+
+  /**
+   * Remembers `list`, the remembered list with the objects at `positions` (no repeats)
+   * replaced: `valueAt` gives the value at each of them, and every other position keeps its
+   * remembered value. Costs the positions alone once the values array is this object's (see
+   * `remember`), else one copy of it. Forgets everything first, so a throw from `valueAt`
+   * leaves nothing remembered (and nothing half-edited that anyone can read).
+   */
+  rememberReplaced(list: readonly O[], positions: readonly number[], valueAt: (at: number) => V): void {
+    if (list.length !== this.#values.length) throw new RangeError(`rememberReplaced: ${list.length} objects for ${this.#values.length} values`);
+    const values = (this.#owned ? this.#values : this.#values.slice()) as V[];
+    this.forget();
+    for (const at of positions) values[at] = valueAt(at);
+    this.#objects = list;
+    this.#values = values;
+    this.#owned = true;
   }
 
   /**
@@ -71,7 +98,10 @@ export class ListReuse<O, V> {
     return at;
   }
 
-  /** The values of the last `remember`, by position in its list. */
+  /**
+   * The values of the last `remember` or `rememberReplaced`, by position in its list. Read it
+   * before the next of those calls and do not keep it: `rememberReplaced` may edit it in place.
+   */
   get remembered(): readonly V[] {
     return this.#values;
   }
@@ -92,5 +122,6 @@ export class ListReuse<O, V> {
   forget(): void {
     this.#objects = [];
     this.#values = [];
+    this.#owned = false;
   }
 }

@@ -216,7 +216,8 @@ export class RoutingModelBuilder {
         value.seen = build;
         entries.push(value);
       }
-      this.#listed.remember(list, walked);
+      // `walked` goes nowhere else: the quick walks edit it in place.
+      this.#listed.remember(list, walked, true);
       this.#lastWalk = { entries, entryAt };
     }
     if (entries.length !== this.#entries.size) {

@@ -1,7 +1,8 @@
 // The model builder's walk over the Ingress list when the list is the last walk's with a few
 // objects replaced by objects of the same key, and a few entries invalidated: only those
 // positions are visited, and each visited entry takes its predecessor's place in a copy of the
-// last build's entries (a native copy, not a walk that looks at every Ingress). Anything else
+// last build's entries (a native copy, not a walk that looks at every Ingress; the last build's
+// readers keep theirs) and in the remembered values (edited in place: no one else reads them). Anything else
 // (an Ingress added, removed or changing class, an entry that may not stay one, too many
 // changes) is left to the whole walk, so the entries are those the whole walk gives.
 import type { KubeObject } from '../protocol.js';
@@ -53,18 +54,16 @@ export function quickWalk<E extends WalkedEntry, X>(
     if (last.entryAt[at] === -1 || (was as E).key !== objectKey(ingress) || !eligible(ingress)) return undefined;
   }
   const entries = last.entries.slice();
-  const walked = remembered.slice();
-  // Cut short by a throw, the next walk is a whole one.
-  listed.forget();
   const replaced: number[] = [];
-  for (const at of new Set(positions)) {
+  // The remembered values are edited at these positions alone (list-reuse.ts); cut short by a
+  // throw, nothing is remembered and the next walk is a whole one.
+  listed.rememberReplaced(list, [...new Set(positions)], (at) => {
     const entry = visit(list[at] as KubeObject);
-    walked[at] = entry;
     const index = last.entryAt[at] as number;
     entries[index] = entry;
     replaced.push(index);
-  }
-  listed.remember(list, walked);
+    return entry;
+  });
   // The walks over the entries (the budgets' tallies) then visit these positions alone.
   recordReplacements(entries, last.entries, replaced);
   return entries;
