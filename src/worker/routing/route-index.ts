@@ -272,35 +272,27 @@ export class RouteIndex {
     // A table is copied before its first change: the previous arrays are never modified. Each
     // touched key is visited once, so a table that changed at a key differs from the previous
     // one there: a copied table is a changed one, with no comparison of the two.
-    const next = new Map<TableName, RouteEntry[]>();
-    // Per copied table, the entries at its ends no change reached (list-replacements.ts): a keyed
-    // loop over the table then finds what changed without comparing every entry.
-    const ends = new Map<TableName, { prefix: number; suffix: number }>();
+    // Per copied table, with the entries at its ends no change reached (list-replacements.ts): a
+    // keyed loop over the table then finds what changed without comparing every entry.
+    const next = new Map<TableName, { list: RouteEntry[]; prefix: number; suffix: number }>();
     for (const { table, key } of touched.values()) {
-      const list = next.get(table) ?? previous[table];
+      const copied = next.get(table);
+      const list = copied?.list ?? previous[table];
       const claimants = (this.#claims.get(table) as Map<string, Claimants>).get(key);
       const claimant = claimants === undefined ? undefined : firstOf(claimants);
       const at = position(list, key, comparatorOf(table));
       const present = at < list.length && (list[at] as RouteEntry).key === key;
       if (claimant === undefined ? !present : present && (list[at] as RouteEntry).backend === claimant.backend) continue;
-      let copy = next.get(table);
-      if (copy === undefined) {
-        copy = previous[table].slice();
-        next.set(table, copy);
-      }
+      const copy = copied?.list ?? previous[table].slice();
       if (claimant === undefined) copy.splice(at, 1);
       else if (!present) copy.splice(at, 0, { key, backend: claimant.backend });
       else copy[at] = { key, backend: claimant.backend };
       // The entries after the one changed (or after `at`, for a removal) are kept ones, unless an earlier change reached them.
-      const kept = ends.get(table);
       const suffix = copy.length - at - (claimant === undefined ? 0 : 1);
-      ends.set(table, { prefix: Math.min(kept?.prefix ?? at, at), suffix: Math.min(kept?.suffix ?? suffix, suffix) });
+      next.set(table, { list: copy, prefix: Math.min(copied?.prefix ?? at, at), suffix: Math.min(copied?.suffix ?? suffix, suffix) });
     }
-    for (const [table, copy] of next) {
-      const kept = ends.get(table) as { prefix: number; suffix: number };
-      recordKeptEnds(copy, previous[table], kept.prefix, kept.suffix);
-    }
-    return eachTable((name) => next.get(name) ?? previous[name]);
+    for (const [table, { list, prefix, suffix }] of next) recordKeptEnds(list, previous[table], prefix, suffix);
+    return eachTable((name) => next.get(name)?.list ?? previous[name]);
   }
 }
 

@@ -103,7 +103,7 @@ export class MemoCache {
       const parts = list.map(element);
       // join() builds one flat string.
       const text = parts.join('');
-      out = { list, text, ends: endsOf(parts.map((part) => part.length)), rope: text.length >= ROPE_MIN ? TextRope.of(text) : undefined };
+      out = { list, text, ends: endsOf(parts.map((part) => part.length)), rope: ropeFor(text) };
       if (cached !== undefined) cutFrom(out, parts, cached);
     }
     this.#lists.set(id, out);
@@ -180,7 +180,12 @@ export function spliced(last: LastList, list: readonly unknown[], element: (valu
   const text = last.text.slice(0, start) + parts.join('') + last.text.slice(oldEnd);
   // One flat string, as join() gives: whoever reads it next reads it whole.
   void Number(text);
-  return { list, text, ends, rope: text.length >= ROPE_MIN ? TextRope.of(text) : undefined, kept: keptText };
+  return { list, text, ends, rope: ropeFor(text), kept: keptText };
+}
+
+/** The rope of a flat loop text that is long enough to be kept as one (ROPE_MIN). */
+function ropeFor(text: string): TextRope | undefined {
+  return text.length >= ROPE_MIN ? TextRope.of(text) : undefined;
 }
 
 /** Whether `parts` are the texts the latest text (`view`, element `ends`) has for its elements from `from` on (as many as `parts`), compared one by one. */
